@@ -1,0 +1,30 @@
+// The backend interface: Prepare once at init, Execute every step.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/plan.h"
+#include "platform/status.h"
+
+namespace staticlm {
+
+// Host addresses of the four buffers a plan refers to. Borrowed: the caller owns the memory,
+// which must outlive the backend. The weights are read only.
+struct BufferBinding {
+  uint8_t* data[kBufferCount] = {nullptr, nullptr, nullptr, nullptr};
+  uint64_t bytes[kBufferCount] = {0, 0, 0, 0};
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Init only: validates the plan against the buffers and creates whatever the backend needs.
+  // The plan is borrowed and must outlive the backend. May allocate.
+  virtual Status Prepare(const Plan& plan, const BufferBinding& buffers) = 0;
+  // Run phase: walks the plan once for one step. Never allocates, blocks on I/O or creates
+  // threads; errors carry static messages.
+  virtual Status Execute(const StepParams& step) = 0;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,28 @@
+#include <cmath>
+
+#include "backends/cpu/reference_kernels.h"
+
+namespace staticlm::cpu::ref {
+
+void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
+          float base) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double position = static_cast<double>(first_position) + static_cast<double>(r);
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      // The angle in double: at positions in the thousands f32 would lose ~1e-4 rad.
+      double inv_freq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) /
+                                                                static_cast<double>(head_dim));
+      float c = static_cast<float>(std::cos(position * inv_freq));
+      float s = static_cast<float>(std::sin(position * inv_freq));
+      for (int64_t h = 0; h < n_heads; ++h) {
+        float* pair = x + r * n_heads * head_dim + h * head_dim + 2 * i;
+        float x0 = pair[0];
+        float x1 = pair[1];
+        pair[0] = x0 * c - x1 * s;
+        pair[1] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
+
+}  // namespace staticlm::cpu::ref

@@ -1,0 +1,192 @@
+/*
+ * staticlm — the C API for embedding a small decoder-only language model with static memory.
+ *
+ * Two phases. Init (staticlm_plan_memory, staticlm_create) maps the model, builds the plan,
+ * sizes and allocates every buffer, and may fail with a message saying what and where. The run
+ * phase (every other call on a context) never allocates heap memory, never creates a thread,
+ * never performs I/O, and reports errors as a status plus a static message available from
+ * staticlm_last_error(). Each declaration below states its phase.
+ *
+ * Threading: a context is used by one thread at a time; distinct contexts are independent.
+ * Ownership: the caller owns every buffer it passes; staticlm keeps no pointer to them after
+ * the call returns, unless stated.
+ */
+#ifndef STATICLM_STATICLM_H_
+#define STATICLM_STATICLM_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum staticlm_status {
+  STATICLM_OK = 0,
+  STATICLM_INVALID_ARGUMENT = 1, /* bad limit, token id, flag, prompt (e.g. invalid UTF-8) */
+  STATICLM_IO_ERROR = 2,         /* a file cannot be opened or mapped */
+  STATICLM_FORMAT_ERROR = 3,     /* a malformed model file */
+  STATICLM_UNSUPPORTED = 4,      /* a valid model this build cannot run (architecture, type) */
+  STATICLM_OUT_OF_MEMORY = 5,    /* init could not allocate the planned memory */
+  STATICLM_CONTEXT_FULL = 6,     /* the step would exceed max_context; the cache is unchanged */
+  STATICLM_INVALID_STATE = 7,    /* a call out of order (e.g. sampling before any prefill) */
+  STATICLM_INTERNAL = 8
+} staticlm_status;
+
+typedef enum staticlm_kv_type { STATICLM_KV_F16 = 0, STATICLM_KV_F32 = 1 } staticlm_kv_type;
+
+/* The limits a context is built for: the only source of sizes. */
+typedef struct staticlm_limits {
+  int32_t max_context;      /* cache positions (prompt + generated tokens); ≤ model's context */
+  int32_t max_batch;        /* sequences decoded together; only 1 is supported so far */
+  int32_t prefill_chunk;    /* most tokens per forward step; longer prompts are chunked */
+  int32_t max_prompt_bytes; /* longest text staticlm_tokenize / staticlm_format_chat accept */
+  staticlm_kv_type kv_type; /* element type of the KV cache */
+  int32_t threads;          /* worker threads, created at init (1 = the calling thread only) */
+} staticlm_limits;
+
+/* Fills `limits` with the defaults: context 2048, batch 1, chunk 64, 16 KiB prompts, f16 KV,
+ * 1 thread. Any phase; never fails. */
+void staticlm_limits_default(staticlm_limits* limits);
+
+/* Bytes a context will hold, split as the memory map of DESIGN.md. */
+typedef struct staticlm_memory {
+  uint64_t weights_bytes;  /* model tensor data, mapped from the file (not copied) */
+  uint64_t kv_cache_bytes; /* keys and values of every layer */
+  uint64_t arena_bytes;    /* activations and scratch, shared by liveness */
+  uint64_t io_bytes;       /* step inputs and logits */
+  uint64_t host_bytes;     /* tokenizer, sampler and text scratch sized by the limits */
+  uint64_t total_bytes;    /* the sum of the above */
+  uint64_t arena_lower_bound_bytes; /* most bytes live at one op: the best any arena can do */
+  uint64_t arena_naive_bytes;       /* the arena with no sharing */
+} staticlm_memory;
+
+/* Init phase. Builds the plan for `model_path` under `limits` and reports its memory without
+ * allocating the buffers. On failure writes a one-line message into `error` (may be NULL). */
+staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,
+                                     staticlm_memory* memory, char* error, size_t error_capacity);
+
+/* Init phase. Writes a human-readable description of the model file into `out` (NUL-terminated,
+ * truncated to `capacity`): architecture and hyperparameters, scalar metadata, and the tensor
+ * types with their counts and bytes. Validates the file as staticlm_create does. */
+staticlm_status staticlm_describe_model(const char* model_path, char* out, size_t capacity,
+                                        char* error, size_t error_capacity);
+
+typedef struct staticlm_context staticlm_context;
+
+/* Init phase. Maps the model, builds the plan, allocates every buffer once, prepares the
+ * backend and warms up. On success `*context` is owned by the caller (staticlm_destroy). On
+ * failure `*context` is NULL and a one-line message is written into `error` (may be NULL). */
+staticlm_status staticlm_create(const char* model_path, const staticlm_limits* limits,
+                                staticlm_context** context, char* error, size_t error_capacity);
+
+/* Frees everything the context holds. Accepts NULL. */
+void staticlm_destroy(staticlm_context* context);
+
+/* Run phase. The message of the last call that failed on this context ("ok" if none). The
+ * pointer stays valid until the next call on the context. */
+const char* staticlm_last_error(const staticlm_context* context);
+
+/* Run phase. The memory the context holds (as staticlm_plan_memory reported). */
+void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memory);
+
+typedef struct staticlm_model_info {
+  int32_t n_layers, width, n_heads, n_kv_heads, head_dim, ffn_width, vocab_size, context_length;
+  float rope_base, rms_eps;
+  int32_t add_bos; /* whether tokenization prepends BOS (the file's flag) */
+} staticlm_model_info;
+
+/* Run phase. */
+void staticlm_get_model_info(const staticlm_context* context, staticlm_model_info* info);
+
+/* Run phase. Tokenizes `text` (`text_bytes` bytes of UTF-8; invalid UTF-8 or more than
+ * max_prompt_bytes is STATICLM_INVALID_ARGUMENT). With `parse_special` != 0, special tokens
+ * written in the text (such as "<|im_start|>") become single tokens. Writes at most `capacity`
+ * ids; too few is STATICLM_INVALID_ARGUMENT. */
+staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, size_t text_bytes,
+                                  int parse_special, int32_t* tokens, size_t capacity,
+                                  size_t* n_tokens);
+
+typedef struct staticlm_chat_message {
+  const char* role;    /* "system", "user" or "assistant" */
+  const char* content; /* NUL-terminated UTF-8 */
+} staticlm_chat_message;
+
+/* Run phase. Renders messages with the model's chat template (ChatML for SmolLM2, with its
+ * default system message when the first message is not a system message), followed by the
+ * assistant generation prompt when `add_generation_prompt` != 0. With `continuation` != 0 the
+ * default system message is never inserted: use it to render the next turn of a conversation
+ * whose earlier turns are already in the cache. The output is not NUL-terminated. */
+staticlm_status staticlm_format_chat(staticlm_context* context,
+                                     const staticlm_chat_message* messages, size_t n_messages,
+                                     int add_generation_prompt, int continuation, char* out,
+                                     size_t capacity, size_t* n_bytes);
+
+/* Run phase. Appends `n_tokens` tokens at the next cache positions (prefilled in chunks of
+ * prefill_chunk) and computes the logits of the last one. Token ids outside the vocabulary are
+ * STATICLM_INVALID_ARGUMENT; exceeding max_context is STATICLM_CONTEXT_FULL. Either error
+ * leaves the cache and position as they were. */
+staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens,
+                                 size_t n_tokens);
+
+/* Run phase. staticlm_prefill of one token. */
+staticlm_status staticlm_decode(staticlm_context* context, int32_t token);
+
+/* Run phase. The logits (vocab_size floats) of the last token processed, or NULL before any.
+ * Valid until the next prefill, decode or reset. */
+const float* staticlm_logits(const staticlm_context* context);
+
+/* Sampling settings; temperature 0 is greedy (ties go to the lowest id). */
+typedef struct staticlm_sampler {
+  float temperature;
+  int32_t top_k;             /* 0 = off */
+  float top_p;               /* 1 = off */
+  float min_p;               /* 0 = off */
+  float repetition_penalty;  /* 1 = off; divides positive logits, multiplies negative ones */
+  int32_t repetition_window; /* recent tokens the penalty looks at; 0 = the whole history */
+} staticlm_sampler;
+
+/* Fills `sampler` with the defaults (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05, no
+ * repetition penalty). Any phase. */
+void staticlm_sampler_default(staticlm_sampler* sampler);
+
+/* Run phase. Seeds the context's random generator. The same seed, limits, prompt and settings
+ * give the same tokens, bit for bit. A new context is seeded with 0. */
+void staticlm_seed(staticlm_context* context, uint64_t seed);
+
+/* Run phase. Samples the next token from the current logits. The penalty uses the context's
+ * token history (every token prefilled or decoded since the last reset). */
+staticlm_status staticlm_sample(staticlm_context* context, const staticlm_sampler* sampler,
+                                int32_t* token);
+
+/* Run phase. Nonzero for tokens that end a generation (end of text, end of turn). */
+int staticlm_is_end_of_generation(const staticlm_context* context, int32_t token);
+
+/* Run phase. Streaming detokenization: appends the text of `token` to what the context holds
+ * back and writes every complete UTF-8 character into `out`, keeping an incomplete trailing
+ * sequence until the next call. So `out` never ends inside a character. `capacity` ≥ 64 always
+ * suffices for one token of SmolLM2. */
+staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token, char* out,
+                                       size_t capacity, size_t* n_bytes);
+
+/* Run phase. Writes out what staticlm_token_to_text holds back (an incomplete character is
+ * written as U+FFFD) and returns the byte count. */
+size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity);
+
+/* Run phase. Forgets the conversation: position 0, empty history, empty text stream. */
+void staticlm_reset(staticlm_context* context);
+
+/* Run phase. The next cache position (tokens in the cache). */
+int32_t staticlm_position(const staticlm_context* context);
+
+/* Run phase. The token history since the last reset (prompt and generated tokens). The pointer
+ * stays valid until the next prefill, decode or reset. */
+const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens);
+
+const char* staticlm_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STATICLM_STATICLM_H_ */

@@ -1,0 +1,49 @@
+// alloc_counter: counts heap allocations, frees and thread creations in a window of time, so a
+// test or the CLI can prove that the run phase does none of them.
+//
+// alloc_counter.cpp replaces malloc, calloc, realloc, reallocarray, free, aligned_alloc,
+// posix_memalign, memalign, valloc, pvalloc, every global operator new/delete and
+// pthread_create for the whole process. Each replacement forwards to glibc (__libc_malloc and
+// friends; pthread_create through dlsym(RTLD_NEXT)) and, between Start() and Stop(), counts
+// the call. It is linked only into executables that report or assert the count (the CLI,
+// tests/no_heap_after_init_test, tests/alloc_counter_test), never into the library.
+//
+// Sanitizer builds (STATICLM_SANITIZE) replace malloc themselves, so there alloc_counter.cpp
+// defines no replacements: Available() is false, Start()/Stop() do nothing and every count is 0.
+//
+// Every call here is thread-safe. Counting covers all threads. free(nullptr) and
+// delete nullptr are not counted. Allocations made by the counter itself (capturing a
+// backtrace, resolving pthread_create) are never counted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace staticlm::alloc_counter {
+
+// False in sanitizer builds, where nothing is counted.
+bool Available();
+
+// Resets every count and the first-event record, then starts counting. Warms up what would
+// otherwise allocate lazily on the first counted event (backtrace(), dlsym). May allocate
+// (the warm-up), but those allocations happen before counting starts.
+void Start();
+
+// Stops counting; the counts and the first-event record keep their values. Never allocates.
+void Stop();
+
+// Counts since the last Start(). Never allocate.
+uint64_t Allocations();     // malloc, calloc, realloc, reallocarray, the aligned forms, new
+uint64_t Frees();           // free and delete of a non-null pointer
+uint64_t ThreadsCreated();  // pthread_create (std::thread goes through it)
+uint64_t Events();          // the sum of the three above
+
+// Writes a NUL-terminated description of the first event counted since Start() — its kind,
+// size and a symbolized backtrace, one frame a line — into `out` (truncated to `capacity`).
+// Writes "no event" when nothing was counted. Symbolizing may allocate (demangling), so call
+// it after Stop(); its own allocations are never counted. Frames in the executable get names
+// only if it was linked with -rdynamic; otherwise they read "module+0xoffset" (feed it to
+// addr2line -e module).
+void DescribeFirstEvent(char* out, size_t capacity);
+
+}  // namespace staticlm::alloc_counter

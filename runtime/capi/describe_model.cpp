@@ -1,0 +1,123 @@
+// staticlm_describe_model: the text `staticlm inspect` prints about a model file.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/model/llama_config.h"
+#include "staticlm/staticlm.h"
+
+namespace {
+
+using staticlm::Status;
+
+// Appends printf-style text to a fixed buffer, truncating silently at its end.
+class TextSink {
+ public:
+  TextSink(char* out, size_t capacity) : out_(out), capacity_(capacity) {
+    if (capacity_ > 0) out_[0] = '\0';
+  }
+  void Add(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    if (used_ + 1 >= capacity_) return;
+    va_list args;
+    va_start(args, format);
+    int n = std::vsnprintf(out_ + used_, capacity_ - used_, format, args);
+    va_end(args);
+    if (n > 0) used_ = std::min(capacity_ - 1, used_ + static_cast<size_t>(n));
+  }
+
+ private:
+  char* out_;
+  size_t capacity_;
+  size_t used_ = 0;
+};
+
+void DescribeScalar(const staticlm::gguf::GgufFile& file, const staticlm::gguf::KeyValue& kv,
+                    TextSink* sink) {
+  using staticlm::gguf::ValueType;
+  const int key_len = static_cast<int>(kv.key.size());
+  if (kv.type == ValueType::kString) {
+    std::string_view v;
+    if (!file.GetString(kv.key, &v).ok()) return;
+    bool long_text = v.size() > 60 || std::memchr(v.data(), '\n', v.size()) != nullptr;
+    if (long_text) {
+      sink->Add("  %-44.*s (text, %zu bytes)\n", key_len, kv.key.data(), v.size());
+    } else {
+      sink->Add("  %-44.*s %.*s\n", key_len, kv.key.data(), static_cast<int>(v.size()), v.data());
+    }
+  } else if (kv.type == ValueType::kArray) {
+    sink->Add("  %-44.*s (array of %llu)\n", key_len, kv.key.data(),
+              static_cast<unsigned long long>(kv.array_count));
+  } else if (kv.type == ValueType::kF32 || kv.type == ValueType::kF64) {
+    float f = 0;
+    if (file.GetF32(kv.key, &f).ok()) sink->Add("  %-44.*s %g\n", key_len, kv.key.data(), f);
+  } else if (kv.type == ValueType::kBool) {
+    bool b = false;
+    if (file.GetBool(kv.key, &b).ok()) {
+      sink->Add("  %-44.*s %s\n", key_len, kv.key.data(), b ? "true" : "false");
+    }
+  } else {
+    uint64_t u = 0;
+    int32_t i = 0;
+    if (file.GetU64(kv.key, &u).ok()) {
+      sink->Add("  %-44.*s %llu\n", key_len, kv.key.data(), static_cast<unsigned long long>(u));
+    } else if (file.GetI32(kv.key, &i).ok()) {
+      sink->Add("  %-44.*s %d\n", key_len, kv.key.data(), i);
+    }
+  }
+}
+
+void DescribeTensorTypes(const staticlm::gguf::GgufFile& file, TextSink* sink) {
+  const staticlm::DType kTypes[] = {staticlm::DType::kF32,  staticlm::DType::kF16,
+                                    staticlm::DType::kBF16, staticlm::DType::kQ8_0,
+                                    staticlm::DType::kQ4_0, staticlm::DType::kQ4_1,
+                                    staticlm::DType::kI32};
+  sink->Add("tensors: %zu\n", file.tensors().size());
+  for (staticlm::DType t : kTypes) {
+    size_t count = 0;
+    uint64_t bytes = 0;
+    const char* example = nullptr;
+    for (const auto& info : file.tensors()) {
+      if (info.type != t) continue;
+      if (example == nullptr) example = info.name.data();
+      ++count;
+      bytes += info.bytes;
+    }
+    if (count == 0) continue;
+    sink->Add("  %-5s %4zu tensors %12llu bytes\n", staticlm::DTypeName(t), count,
+              static_cast<unsigned long long>(bytes));
+  }
+  const auto* embd = file.FindTensor("token_embd.weight");
+  if (embd != nullptr) {
+    sink->Add("  token_embd.weight is %s%s\n", staticlm::DTypeName(embd->type),
+              file.FindTensor("output.weight") == nullptr ? " (also the output head: tied)" : "");
+  }
+}
+
+}  // namespace
+
+extern "C" staticlm_status staticlm_describe_model(const char* model_path, char* out,
+                                                   size_t capacity, char* error,
+                                                   size_t error_capacity) {
+  staticlm::gguf::GgufFile file;
+  staticlm::LlamaConfig config;
+  Status s = file.Open(model_path);
+  if (s.ok()) s = staticlm::ReadLlamaConfig(file, &config);
+  if (!s.ok()) {
+    if (error != nullptr && error_capacity > 0) std::snprintf(error, error_capacity, "%s", s.message());
+    return static_cast<staticlm_status>(static_cast<int>(s.code()));
+  }
+  TextSink sink(out, capacity);
+  sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
+           static_cast<unsigned long long>(file.file_bytes()));
+  sink.Add("llama: %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
+           "context %d, RoPE base %g, RMS eps %g\n",
+           config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
+           config.ffn_width, config.vocab_size, config.context_length, config.rope_base,
+           config.rms_eps);
+  sink.Add("metadata:\n");
+  for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);
+  DescribeTensorTypes(file, &sink);
+  return STATICLM_OK;
+}

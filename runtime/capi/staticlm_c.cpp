@@ -1,0 +1,227 @@
+// The C API: a thin layer that converts between C types and the Engine. Every run-phase call
+// records its Status in the context so staticlm_last_error() can return its message.
+#include <cstdio>
+#include <cstring>
+#include <new>
+
+#include "runtime/engine/engine.h"
+#include "staticlm/staticlm.h"
+
+struct staticlm_context {
+  staticlm::Engine engine;
+  staticlm::Status last;
+};
+
+namespace {
+
+using staticlm::Status;
+using staticlm::StatusCode;
+
+staticlm_status ToC(StatusCode code) { return static_cast<staticlm_status>(static_cast<int>(code)); }
+
+staticlm_status Record(staticlm_context* c, const Status& s) {
+  c->last = s;
+  return ToC(s.code());
+}
+
+void WriteError(const Status& s, char* error, size_t capacity) {
+  if (error != nullptr && capacity > 0) std::snprintf(error, capacity, "%s", s.message());
+}
+
+Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
+  if (in == nullptr) return Status::Error(StatusCode::kInvalidArgument, "limits are NULL");
+  if (in->kv_type != STATICLM_KV_F16 && in->kv_type != STATICLM_KV_F32) {
+    return Status::Error(StatusCode::kInvalidArgument, "unknown KV type %d", int(in->kv_type));
+  }
+  out->max_context = in->max_context;
+  out->max_batch = in->max_batch;
+  out->prefill_chunk = in->prefill_chunk;
+  out->max_prompt_bytes = in->max_prompt_bytes;
+  out->kv_dtype = in->kv_type == STATICLM_KV_F32 ? staticlm::DType::kF32 : staticlm::DType::kF16;
+  out->threads = in->threads;
+  return Status::Ok();
+}
+
+void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
+  out->weights_bytes = m.weights_bytes;
+  out->kv_cache_bytes = m.kv_cache_bytes;
+  out->arena_bytes = m.arena_bytes;
+  out->io_bytes = m.io_bytes;
+  out->host_bytes = m.host_bytes;
+  out->total_bytes = m.total_bytes;
+  out->arena_lower_bound_bytes = m.arena.lower_bound_bytes;
+  out->arena_naive_bytes = m.arena.naive_bytes;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* staticlm_version(void) { return "0.1.0"; }
+
+void staticlm_limits_default(staticlm_limits* limits) {
+  staticlm::EngineLimits d;
+  limits->max_context = d.max_context;
+  limits->max_batch = d.max_batch;
+  limits->prefill_chunk = d.prefill_chunk;
+  limits->max_prompt_bytes = d.max_prompt_bytes;
+  limits->kv_type = STATICLM_KV_F16;
+  limits->threads = d.threads;
+}
+
+staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,
+                                     staticlm_memory* memory, char* error, size_t error_capacity) {
+  staticlm::EngineLimits engine_limits;
+  Status s = ToEngineLimits(limits, &engine_limits);
+  staticlm::Engine* engine = nullptr;
+  if (s.ok()) {
+    engine = new (std::nothrow) staticlm::Engine();
+    if (engine == nullptr) s = Status::Error(StatusCode::kOutOfMemory, "out of memory");
+  }
+  if (s.ok()) s = engine->Load(model_path, engine_limits);
+  if (s.ok()) ToCMemory(engine->memory(), memory);
+  delete engine;
+  WriteError(s, error, error_capacity);
+  return ToC(s.code());
+}
+
+staticlm_status staticlm_create(const char* model_path, const staticlm_limits* limits,
+                                staticlm_context** context, char* error, size_t error_capacity) {
+  *context = nullptr;
+  staticlm::EngineLimits engine_limits;
+  Status s = ToEngineLimits(limits, &engine_limits);
+  staticlm_context* c = nullptr;
+  if (s.ok()) {
+    c = new (std::nothrow) staticlm_context();
+    if (c == nullptr) s = Status::Error(StatusCode::kOutOfMemory, "out of memory");
+  }
+  if (s.ok()) s = c->engine.Load(model_path, engine_limits);
+  if (s.ok()) s = c->engine.Allocate();
+  if (!s.ok()) {
+    delete c;
+    WriteError(s, error, error_capacity);
+    return ToC(s.code());
+  }
+  *context = c;
+  return STATICLM_OK;
+}
+
+void staticlm_destroy(staticlm_context* context) { delete context; }
+
+const char* staticlm_last_error(const staticlm_context* context) {
+  return context->last.message();
+}
+
+void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memory) {
+  ToCMemory(context->engine.memory(), memory);
+}
+
+void staticlm_get_model_info(const staticlm_context* context, staticlm_model_info* info) {
+  const staticlm::LlamaConfig& c = context->engine.config();
+  info->n_layers = c.n_layers;
+  info->width = c.width;
+  info->n_heads = c.n_heads;
+  info->n_kv_heads = c.n_kv_heads;
+  info->head_dim = c.head_dim;
+  info->ffn_width = c.ffn_width;
+  info->vocab_size = c.vocab_size;
+  info->context_length = c.context_length;
+  info->rope_base = c.rope_base;
+  info->rms_eps = c.rms_eps;
+  info->add_bos = context->engine.tokenizer().add_bos() ? 1 : 0;
+}
+
+staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, size_t text_bytes,
+                                  int parse_special, int32_t* tokens, size_t capacity,
+                                  size_t* n_tokens) {
+  *n_tokens = 0;
+  if (text == nullptr && text_bytes > 0) {
+    return Record(context, Status::Error(StatusCode::kInvalidArgument, "text is NULL"));
+  }
+  return Record(context, context->engine.tokenizer().Encode(std::string_view(text, text_bytes),
+                                                            parse_special != 0, tokens, capacity,
+                                                            n_tokens));
+}
+
+staticlm_status staticlm_format_chat(staticlm_context* context,
+                                     const staticlm_chat_message* messages, size_t n_messages,
+                                     int add_generation_prompt, int continuation, char* out,
+                                     size_t capacity, size_t* n_bytes) {
+  static_assert(sizeof(staticlm_chat_message) == sizeof(staticlm::ChatMessage));
+  *n_bytes = 0;
+  const auto* m = reinterpret_cast<const staticlm::ChatMessage*>(messages);
+  const staticlm::ChatTemplate& t = context->engine.chat_template();
+  Status s = continuation != 0
+                 ? t.FormatContinuation(m, n_messages, add_generation_prompt != 0, out, capacity,
+                                        n_bytes)
+                 : t.FormatChat(m, n_messages, add_generation_prompt != 0, out, capacity, n_bytes);
+  return Record(context, s);
+}
+
+staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens,
+                                 size_t n_tokens) {
+  if (tokens == nullptr) {
+    return Record(context, Status::Error(StatusCode::kInvalidArgument, "tokens are NULL"));
+  }
+  return Record(context, context->engine.Prefill(tokens, n_tokens));
+}
+
+staticlm_status staticlm_decode(staticlm_context* context, int32_t token) {
+  return Record(context, context->engine.Prefill(&token, 1));
+}
+
+const float* staticlm_logits(const staticlm_context* context) { return context->engine.logits(); }
+
+void staticlm_sampler_default(staticlm_sampler* sampler) {
+  staticlm::SamplerParams d;
+  sampler->temperature = d.temperature;
+  sampler->top_k = d.top_k;
+  sampler->top_p = d.top_p;
+  sampler->min_p = d.min_p;
+  sampler->repetition_penalty = d.repetition_penalty;
+  sampler->repetition_window = d.repetition_window;
+}
+
+void staticlm_seed(staticlm_context* context, uint64_t seed) {
+  context->engine.sampler().Seed(seed);
+}
+
+staticlm_status staticlm_sample(staticlm_context* context, const staticlm_sampler* sampler,
+                                int32_t* token) {
+  if (sampler == nullptr) {
+    return Record(context, Status::Error(StatusCode::kInvalidArgument, "sampler is NULL"));
+  }
+  staticlm::SamplerParams p;
+  p.temperature = sampler->temperature;
+  p.top_k = sampler->top_k;
+  p.top_p = sampler->top_p;
+  p.min_p = sampler->min_p;
+  p.repetition_penalty = sampler->repetition_penalty;
+  p.repetition_window = sampler->repetition_window;
+  return Record(context, context->engine.Sample(p, token));
+}
+
+int staticlm_is_end_of_generation(const staticlm_context* context, int32_t token) {
+  return context->engine.tokenizer().IsEndOfGeneration(token) ? 1 : 0;
+}
+
+staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token, char* out,
+                                       size_t capacity, size_t* n_bytes) {
+  *n_bytes = 0;
+  staticlm::Engine& e = context->engine;
+  return Record(context, e.detokenizer().Push(e.tokenizer(), token, out, capacity, n_bytes));
+}
+
+size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity) {
+  return context->engine.detokenizer().Flush(out, capacity);
+}
+
+void staticlm_reset(staticlm_context* context) { context->engine.Reset(); }
+
+int32_t staticlm_position(const staticlm_context* context) { return context->engine.position(); }
+
+const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens) {
+  return context->engine.history(n_tokens);
+}
+
+}  // extern "C"

@@ -1,0 +1,146 @@
+#include "runtime/engine/engine.h"
+
+#include <cstring>
+
+#include "backends/backend_registry.h"
+#include "runtime/plan/llama_plan_builder.h"
+#include "runtime/tokenizer/tokenizer_from_gguf.h"
+
+namespace staticlm {
+namespace {
+
+uint64_t Bytes(const Plan& plan, BufferId id) { return plan.buffer_bytes[static_cast<int>(id)]; }
+
+}  // namespace
+
+Status Engine::CheckLimits() const {
+  const EngineLimits& l = limits_;
+  if (l.max_context <= 0 || l.max_batch <= 0 || l.prefill_chunk <= 0 || l.max_prompt_bytes <= 0 ||
+      l.threads <= 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "limits must be positive (context %d, batch %d, chunk %d, prompt bytes "
+                         "%d, threads %d)",
+                         l.max_context, l.max_batch, l.prefill_chunk, l.max_prompt_bytes,
+                         l.threads);
+  }
+  if (l.threads != 1) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "threads %d: the reference CPU backend runs on 1 thread so far",
+                         l.threads);
+  }
+  return Status::Ok();
+}
+
+Status Engine::Load(const char* model_path, const EngineLimits& limits) {
+  limits_ = limits;
+  STATICLM_RETURN_IF_ERROR(CheckLimits());
+  STATICLM_RETURN_IF_ERROR(file_.Open(model_path));
+  STATICLM_RETURN_IF_ERROR(ReadLlamaConfig(file_, &config_));
+  STATICLM_RETURN_IF_ERROR(
+      InitTokenizerFromGguf(file_, static_cast<size_t>(limits.max_prompt_bytes), &tokenizer_));
+  if (tokenizer_.vocab_size() != config_.vocab_size) {
+    return Status::Error(StatusCode::kFormatError,
+                         "tokenizer has %d tokens but token_embd.weight has %d rows",
+                         tokenizer_.vocab_size(), config_.vocab_size);
+  }
+  STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
+  PlanLimits plan_limits;
+  plan_limits.max_context = limits.max_context;
+  plan_limits.max_batch = limits.max_batch;
+  plan_limits.prefill_chunk = limits.prefill_chunk;
+  plan_limits.kv_dtype = limits.kv_dtype;
+  STATICLM_RETURN_IF_ERROR(BuildLlamaPlan(file_, config_, plan_limits, &plan_, &memory_.arena));
+  ComputeMemoryReport();
+  return Status::Ok();
+}
+
+void Engine::ComputeMemoryReport() {
+  memory_.weights_bytes = Bytes(plan_, BufferId::kWeights);
+  memory_.kv_cache_bytes = Bytes(plan_, BufferId::kKvCache);
+  memory_.arena_bytes = Bytes(plan_, BufferId::kArena);
+  memory_.io_bytes = Bytes(plan_, BufferId::kIo);
+  memory_.host_bytes = static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) +
+                       tokenizer_.ScratchBytes() + Sampler::ScratchBytes(config_.vocab_size);
+  memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
+                        memory_.io_bytes + memory_.host_bytes;
+}
+
+Status Engine::Allocate() {
+  STATICLM_RETURN_IF_ERROR(kv_cache_.Allocate(memory_.kv_cache_bytes, 64, "the KV cache"));
+  STATICLM_RETURN_IF_ERROR(arena_.Allocate(memory_.arena_bytes, 64, "the arena"));
+  STATICLM_RETURN_IF_ERROR(io_.Allocate(memory_.io_bytes, 64, "the io buffer"));
+  history_ = std::make_unique<int32_t[]>(static_cast<size_t>(limits_.max_context));
+  STATICLM_RETURN_IF_ERROR(sampler_.Init(config_.vocab_size));
+
+  BufferBinding binding;
+  binding.data[int(BufferId::kWeights)] = const_cast<uint8_t*>(file_.tensor_data());
+  binding.bytes[int(BufferId::kWeights)] = file_.tensor_data_bytes();
+  binding.data[int(BufferId::kKvCache)] = kv_cache_.data();
+  binding.bytes[int(BufferId::kKvCache)] = kv_cache_.size();
+  binding.data[int(BufferId::kArena)] = arena_.data();
+  binding.bytes[int(BufferId::kArena)] = arena_.size();
+  binding.data[int(BufferId::kIo)] = io_.data();
+  binding.bytes[int(BufferId::kIo)] = io_.size();
+  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", &backend_));
+  STATICLM_RETURN_IF_ERROR(backend_->Prepare(plan_, binding));
+
+  // Warm-up: one step touches every weight page and every code path once, so the first real
+  // token does not pay for page faults. Its cache slot is overwritten before it is ever read.
+  int32_t warm_token = 0;
+  STATICLM_RETURN_IF_ERROR(RunChunk(&warm_token, 1));
+  Reset();
+  return Status::Ok();
+}
+
+Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {
+  const TensorRegion& io_tokens = plan_.tensors[plan_.tokens_tensor];
+  std::memcpy(io_.data() + io_tokens.offset, tokens, sizeof(int32_t) * size_t(n_tokens));
+  StepParams step;
+  step.n_tokens = n_tokens;
+  step.position = position_;
+  STATICLM_RETURN_IF_ERROR(backend_->Execute(step));
+  std::memcpy(history_.get() + position_, tokens, sizeof(int32_t) * size_t(n_tokens));
+  position_ += n_tokens;
+  have_logits_ = true;
+  return Status::Ok();
+}
+
+Status Engine::Prefill(const int32_t* tokens, size_t n_tokens) {
+  if (backend_ == nullptr) return Status::Error(StatusCode::kInvalidState, "not allocated");
+  if (n_tokens == 0) return Status::Error(StatusCode::kInvalidArgument, "no tokens to prefill");
+  if (n_tokens > static_cast<size_t>(limits_.max_context - position_)) {
+    return Status::Error(StatusCode::kContextFull, "the tokens do not fit in the context");
+  }
+  for (size_t i = 0; i < n_tokens; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
+      return Status::Error(StatusCode::kInvalidArgument, "token id outside the vocabulary");
+    }
+  }
+  size_t done = 0;
+  while (done < n_tokens) {
+    size_t chunk = n_tokens - done;
+    if (chunk > static_cast<size_t>(limits_.prefill_chunk)) chunk = limits_.prefill_chunk;
+    STATICLM_RETURN_IF_ERROR(RunChunk(tokens + done, static_cast<int32_t>(chunk)));
+    done += chunk;
+  }
+  return Status::Ok();
+}
+
+const float* Engine::logits() const {
+  if (!have_logits_) return nullptr;
+  return reinterpret_cast<const float*>(io_.data() + plan_.tensors[plan_.logits_tensor].offset);
+}
+
+Status Engine::Sample(const SamplerParams& params, int32_t* token) {
+  const float* l = logits();
+  if (l == nullptr) return Status::Error(StatusCode::kInvalidState, "no logits: prefill first");
+  return sampler_.Sample(l, history_.get(), static_cast<size_t>(position_), params, token);
+}
+
+void Engine::Reset() {
+  position_ = 0;
+  have_logits_ = false;
+  detokenizer_.Reset();
+}
+
+}  // namespace staticlm

@@ -1,0 +1,96 @@
+// Engine: one loaded model with its plan, buffers, backend, tokenizer and sampler — the object
+// behind a staticlm_context. Init allocates everything; every other call is run phase and
+// never allocates.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "backends/backend.h"
+#include "backends/plan.h"
+#include "platform/aligned_buffer.h"
+#include "platform/status.h"
+#include "runtime/gguf/gguf_file.h"
+#include "runtime/model/llama_config.h"
+#include "runtime/plan/memory_planner.h"
+#include "runtime/sampler/sampler.h"
+#include "runtime/tokenizer/chat_template.h"
+#include "runtime/tokenizer/detokenizer.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+namespace staticlm {
+
+struct EngineLimits {
+  int32_t max_context = 2048;
+  int32_t max_batch = 1;
+  int32_t prefill_chunk = 64;
+  int32_t max_prompt_bytes = 16384;
+  DType kv_dtype = DType::kF16;
+  int32_t threads = 1;
+};
+
+struct MemoryReport {
+  uint64_t weights_bytes = 0;
+  uint64_t kv_cache_bytes = 0;
+  uint64_t arena_bytes = 0;
+  uint64_t io_bytes = 0;
+  uint64_t host_bytes = 0;
+  uint64_t total_bytes = 0;
+  ArenaReport arena;
+};
+
+class Engine {
+ public:
+  // Init: maps the model, reads its config and tokenizer, builds the plan. Allocates nothing
+  // that the plan sizes; enough to report memory (staticlm inspect).
+  Status Load(const char* model_path, const EngineLimits& limits);
+  // Init: allocates the buffers, prepares the backend, warms up. Call after Load.
+  Status Allocate();
+
+  // Run phase. See include/staticlm/staticlm.h for each call's contract.
+  Status Prefill(const int32_t* tokens, size_t n_tokens);
+  Status Sample(const SamplerParams& params, int32_t* token);
+  void Reset();
+
+  const float* logits() const;
+  int32_t position() const { return position_; }
+  const int32_t* history(size_t* n) const {
+    *n = static_cast<size_t>(position_);
+    return history_.get();
+  }
+
+  const LlamaConfig& config() const { return config_; }
+  const MemoryReport& memory() const { return memory_; }
+  const Plan& plan() const { return plan_; }
+  const gguf::GgufFile& file() const { return file_; }
+  Tokenizer& tokenizer() { return tokenizer_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  const ChatTemplate& chat_template() const { return chat_template_; }
+  Detokenizer& detokenizer() { return detokenizer_; }
+  Sampler& sampler() { return sampler_; }
+
+ private:
+  Status CheckLimits() const;
+  Status RunChunk(const int32_t* tokens, int32_t n_tokens);
+  void ComputeMemoryReport();
+
+  EngineLimits limits_;
+  gguf::GgufFile file_;
+  LlamaConfig config_;
+  Tokenizer tokenizer_;
+  ChatTemplate chat_template_;
+  Detokenizer detokenizer_;
+  Sampler sampler_;
+  Plan plan_;
+  MemoryReport memory_;
+  AlignedBuffer kv_cache_;
+  AlignedBuffer arena_;
+  AlignedBuffer io_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<int32_t[]> history_;  // max_context tokens: what is in the cache
+  int32_t position_ = 0;
+  bool have_logits_ = false;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,261 @@
+#include "runtime/plan/llama_plan_builder.h"
+
+#include <cmath>
+#include <cstdio>
+#include <initializer_list>
+
+#include "runtime/gguf/gguf_file.h"
+
+namespace staticlm {
+namespace {
+
+bool IsMatrixType(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
+         t == DType::kQ4_0 || t == DType::kQ4_1;
+}
+
+class Builder {
+ public:
+  Builder(const gguf::GgufFile& file, const LlamaConfig& config, const PlanLimits& limits,
+          Plan* plan)
+      : file_(file), c_(config), limits_(limits), plan_(*plan) {}
+
+  Status Build();
+
+ private:
+  uint32_t Add(BufferId buffer, DType dtype, std::initializer_list<int64_t> shape,
+               const char* name, uint64_t offset = 0);
+  uint32_t Activation(const char* name, int layer, int64_t rows, int64_t width);
+  Status Weight(const char* name, int64_t rows, int64_t cols, bool matrix, uint32_t* index);
+  Status LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols, bool matrix,
+                     uint32_t* index);
+  uint32_t AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
+                 std::initializer_list<uint32_t> outputs, OpParams params = {});
+  Status AddLayer(int layer, uint32_t x);
+  void PlaceSequentially(BufferId buffer);
+
+  const gguf::GgufFile& file_;
+  const LlamaConfig& c_;
+  const PlanLimits& limits_;
+  Plan& plan_;
+};
+
+uint32_t Builder::Add(BufferId buffer, DType dtype, std::initializer_list<int64_t> shape,
+                      const char* name, uint64_t offset) {
+  TensorRegion t;
+  t.buffer = buffer;
+  t.dtype = dtype;
+  t.rank = static_cast<uint32_t>(shape.size());
+  int d = 0;
+  for (int64_t s : shape) t.shape[d++] = s;
+  t.offset = offset;
+  std::snprintf(t.name, sizeof(t.name), "%s", name);
+  plan_.tensors.push_back(t);
+  return static_cast<uint32_t>(plan_.tensors.size() - 1);
+}
+
+uint32_t Builder::Activation(const char* name, int layer, int64_t rows, int64_t width) {
+  char full[48];
+  if (layer >= 0) {
+    std::snprintf(full, sizeof(full), "blk.%d.%s", layer, name);
+  } else {
+    std::snprintf(full, sizeof(full), "%s", name);
+  }
+  return Add(BufferId::kArena, DType::kF32, {rows, width}, full);
+}
+
+Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix,
+                       uint32_t* index) {
+  const gguf::TensorInfo* info = file_.FindTensor(name);
+  if (info == nullptr) {
+    return Status::Error(StatusCode::kFormatError, "missing tensor '%s'", name);
+  }
+  // GGUF lists dims innermost first: a [rows, cols] matrix is ne = {cols, rows}.
+  bool shape_ok = matrix ? (info->n_dims == 2 && info->ne[0] == cols && info->ne[1] == rows)
+                         : (info->n_dims == 1 && info->ne[0] == cols);
+  if (!shape_ok) {
+    return Status::Error(StatusCode::kFormatError,
+                         "tensor '%s' has shape [%lld, %lld], expected [%lld, %lld]", name,
+                         static_cast<long long>(info->ne[0]), static_cast<long long>(info->ne[1]),
+                         static_cast<long long>(cols), static_cast<long long>(matrix ? rows : 1));
+  }
+  bool type_ok = matrix ? IsMatrixType(info->type) : info->type == DType::kF32;
+  if (!type_ok) {
+    return Status::Error(StatusCode::kUnsupported, "tensor '%s' has type %s, not supported %s",
+                         name, DTypeName(info->type), matrix ? "for a matrix" : "for a norm");
+  }
+  *index = Add(BufferId::kWeights, info->type, {matrix ? rows : cols, matrix ? cols : 1}, name,
+               info->offset);
+  if (!matrix) plan_.tensors[*index].rank = 1;
+  return Status::Ok();
+}
+
+Status Builder::LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols,
+                            bool matrix, uint32_t* index) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "blk.%d.%s.weight", layer, suffix);
+  return Weight(name, rows, cols, matrix, index);
+}
+
+uint32_t Builder::AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
+                        std::initializer_list<uint32_t> outputs, OpParams params) {
+  Op op;
+  op.kind = kind;
+  for (uint32_t i : inputs) op.inputs[op.n_inputs++] = i;
+  for (uint32_t o : outputs) op.outputs[op.n_outputs++] = o;
+  op.params = params;
+  plan_.ops.push_back(op);
+  return static_cast<uint32_t>(plan_.ops.size() - 1);
+}
+
+Status Builder::AddLayer(int layer, uint32_t x) {
+  const int64_t C = limits_.prefill_chunk;
+  const int64_t d = c_.width, q_width = c_.n_heads * c_.head_dim;
+  const int64_t kv_width = c_.n_kv_heads * c_.head_dim, f = c_.ffn_width;
+  uint32_t attn_norm = 0, wq = 0, wk = 0, wv = 0, wo = 0, ffn_norm = 0, w_gate = 0, w_up = 0,
+           w_down = 0;
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_norm", 1, d, false, &attn_norm));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q", q_width, d, true, &wq));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k", kv_width, d, true, &wk));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_v", kv_width, d, true, &wv));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_output", d, q_width, true, &wo));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_norm", 1, d, false, &ffn_norm));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_gate", f, d, true, &w_gate));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w_up));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_down", d, f, true, &w_down));
+
+  char name[48];
+  const int64_t capacity = limits_.max_context;
+  std::snprintf(name, sizeof(name), "blk.%d.cache_k", layer);
+  uint32_t k_cache = Add(BufferId::kKvCache, limits_.kv_dtype,
+                         {c_.n_kv_heads, capacity, c_.head_dim}, name);
+  std::snprintf(name, sizeof(name), "blk.%d.cache_v", layer);
+  uint32_t v_cache = Add(BufferId::kKvCache, limits_.kv_dtype,
+                         {c_.n_kv_heads, capacity, c_.head_dim}, name);
+
+  OpParams norm{};
+  norm.eps = c_.rms_eps;
+  OpParams heads{};
+  heads.layer = layer;
+  heads.n_heads = c_.n_heads;
+  heads.n_kv_heads = c_.n_kv_heads;
+  heads.head_dim = c_.head_dim;
+  heads.rope_base = c_.rope_base;
+  heads.scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim));
+
+  uint32_t h = Activation("attn_in", layer, C, d);
+  uint32_t q = Activation("q", layer, C, q_width);
+  uint32_t k = Activation("k", layer, C, kv_width);
+  uint32_t v = Activation("v", layer, C, kv_width);
+  uint32_t scores = Add(BufferId::kArena, DType::kF32, {capacity}, "scores");
+  uint32_t att = Activation("attn_out", layer, C, q_width);
+  uint32_t proj = Activation("attn_proj", layer, C, d);
+  AddOp(OpKind::kRmsNorm, {x, attn_norm}, {h}, norm);
+  AddOp(OpKind::kMatMul, {h, wq}, {q});
+  AddOp(OpKind::kMatMul, {h, wk}, {k});
+  AddOp(OpKind::kMatMul, {h, wv}, {v});
+  OpParams q_rope = heads;
+  AddOp(OpKind::kRope, {}, {q}, q_rope);
+  AddOp(OpKind::kRope, {}, {k}, heads);
+  AddOp(OpKind::kKvStore, {k, v}, {k_cache, v_cache}, heads);
+  AddOp(OpKind::kAttention, {q, k_cache, v_cache, scores}, {att}, heads);
+  AddOp(OpKind::kMatMul, {att, wo}, {proj});
+  AddOp(OpKind::kAdd, {proj}, {x});
+
+  uint32_t h2 = Activation("ffn_in", layer, C, d);
+  uint32_t gate = Activation("gate", layer, C, f);
+  uint32_t up = Activation("up", layer, C, f);
+  uint32_t down = Activation("ffn_out", layer, C, d);
+  AddOp(OpKind::kRmsNorm, {x, ffn_norm}, {h2}, norm);
+  AddOp(OpKind::kMatMul, {h2, w_gate}, {gate});
+  AddOp(OpKind::kMatMul, {h2, w_up}, {up});
+  AddOp(OpKind::kSiluMul, {up}, {gate});
+  AddOp(OpKind::kMatMul, {gate, w_down}, {down});
+  AddOp(OpKind::kAdd, {down}, {x});
+  return Status::Ok();
+}
+
+// KV cache and io tensors are laid out one after another; only the arena is shared.
+void Builder::PlaceSequentially(BufferId buffer) {
+  uint64_t offset = 0;
+  for (TensorRegion& t : plan_.tensors) {
+    if (t.buffer != buffer) continue;
+    t.offset = offset;
+    offset += (t.bytes() + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+  }
+  plan_.buffer_bytes[static_cast<int>(buffer)] = offset;
+}
+
+Status Builder::Build() {
+  const int64_t C = limits_.prefill_chunk;
+  plan_ = Plan{};
+  plan_.limits = limits_;
+  plan_.tokens_tensor = Add(BufferId::kIo, DType::kI32, {C}, "tokens");
+  plan_.logits_tensor = Add(BufferId::kIo, DType::kF32, {1, c_.vocab_size}, "logits");
+
+  uint32_t embd = 0, out_norm = 0, head = 0;
+  STATICLM_RETURN_IF_ERROR(Weight("token_embd.weight", c_.vocab_size, c_.width, true, &embd));
+  STATICLM_RETURN_IF_ERROR(Weight("output_norm.weight", 1, c_.width, false, &out_norm));
+  if (file_.FindTensor("output.weight") != nullptr) {
+    STATICLM_RETURN_IF_ERROR(Weight("output.weight", c_.vocab_size, c_.width, true, &head));
+  } else {
+    head = embd;  // tied output head
+  }
+
+  uint32_t x = Activation("residual", -1, C, c_.width);
+  AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x});
+  for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));
+
+  OpParams one_row{};
+  one_row.rows_from_step = false;
+  OpParams final_norm = one_row;
+  final_norm.eps = c_.rms_eps;
+  uint32_t last = Activation("last", -1, 1, c_.width);
+  uint32_t last_normed = Activation("last_normed", -1, 1, c_.width);
+  AddOp(OpKind::kTakeLast, {x}, {last}, one_row);
+  AddOp(OpKind::kRmsNorm, {last, out_norm}, {last_normed}, final_norm);
+  AddOp(OpKind::kMatMul, {last_normed, head}, {plan_.logits_tensor}, one_row);
+
+  plan_.buffer_bytes[static_cast<int>(BufferId::kWeights)] = file_.tensor_data_bytes();
+  PlaceSequentially(BufferId::kKvCache);
+  PlaceSequentially(BufferId::kIo);
+  return Status::Ok();
+}
+
+Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
+  if (limits.max_context <= 0 || limits.prefill_chunk <= 0 || limits.max_batch <= 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "limits must be positive (context %d, chunk %d, batch %d)",
+                         limits.max_context, limits.prefill_chunk, limits.max_batch);
+  }
+  if (limits.max_batch != 1) {
+    return Status::Error(StatusCode::kUnsupported, "max batch %d: only 1 is supported so far",
+                         limits.max_batch);
+  }
+  if (limits.max_context > config.context_length) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "context %d exceeds the model's context length %d", limits.max_context,
+                         config.context_length);
+  }
+  if (limits.prefill_chunk > limits.max_context) {
+    return Status::Error(StatusCode::kInvalidArgument, "prefill chunk %d exceeds the context %d",
+                         limits.prefill_chunk, limits.max_context);
+  }
+  if (limits.kv_dtype != DType::kF32 && limits.kv_dtype != DType::kF16) {
+    return Status::Error(StatusCode::kUnsupported, "KV cache type %s is not supported",
+                         DTypeName(limits.kv_dtype));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
+                      const PlanLimits& limits, Plan* plan, ArenaReport* arena) {
+  STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));
+  Builder builder(file, config, limits, plan);
+  STATICLM_RETURN_IF_ERROR(builder.Build());
+  return PlanArena(plan, kPlanAlignment, arena);
+}
+
+}  // namespace staticlm

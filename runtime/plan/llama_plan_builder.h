@@ -1,0 +1,24 @@
+// Builds the plan of a Llama decoder from its hyperparameters, its weight tensors and the
+// user's limits. The plan's tensors are regions: weights at their offsets in the GGUF data
+// section, per-layer K/V caches, arena activations (placed by the memory planner), and io.
+#pragma once
+
+#include "backends/plan.h"
+#include "platform/status.h"
+#include "runtime/model/llama_config.h"
+#include "runtime/plan/memory_planner.h"
+
+namespace staticlm {
+namespace gguf {
+class GgufFile;
+}
+
+// Bytes every region in the KV cache, arena and io buffers is aligned to.
+constexpr uint64_t kPlanAlignment = 64;
+
+// Init only. Checks every weight tensor's presence, shape and type (errors name the tensor),
+// then emits the op list and places all tensors. `arena` receives the planner's report.
+Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
+                      const PlanLimits& limits, Plan* plan, ArenaReport* arena);
+
+}  // namespace staticlm

@@ -1,0 +1,42 @@
+// The pre-tokenizer: splits text into the pieces that BPE encodes one at a time.
+//
+// kGpt2 is the GPT-2 regex, implemented by hand (no regex engine, no allocation):
+//   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+// kDigitsThenGpt2 (SmolLM, StarCoder) first isolates every \p{N} code point as a piece of
+// its own (Hugging Face's Digits(individual_digits) step), then applies the GPT-2 regex to
+// each stretch of text between them, so a stretch ends where a number begins: "a 1" is
+// "a", " ", "1", never "a", " 1".
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace staticlm::text {
+
+enum class PreTokenizerKind {
+  kGpt2,
+  kDigitsThenGpt2,
+};
+
+// Walks `text`, which must be valid UTF-8 and must outlive the splitter. Run-phase safe: no
+// allocation; each call to Next does work proportional to the piece it returns.
+class PieceSplitter {
+ public:
+  PieceSplitter(std::string_view text, PreTokenizerKind kind) : text_(text), kind_(kind) {}
+
+  // Stores the next piece (never empty) and returns true, or returns false at the end.
+  bool Next(std::string_view* piece);
+
+ private:
+  size_t PieceEnd(size_t pos) const;
+  size_t WhitespaceEnd(size_t pos) const;
+  size_t RunEnd(size_t pos, int cls) const;
+  int ClassAt(size_t pos, size_t* next) const;
+  bool AtStretchEnd(size_t pos) const;
+
+  std::string_view text_;
+  PreTokenizerKind kind_;
+  size_t pos_ = 0;
+};
+
+}  // namespace staticlm::text

@@ -1,0 +1,130 @@
+// Tokenizer: the run-phase calls (Encode and token lookups). Init is in tokenizer_init.cpp.
+#include "runtime/tokenizer/tokenizer.h"
+
+#include <cstring>
+
+#include "runtime/tokenizer/utf8.h"
+
+namespace staticlm {
+
+namespace {
+
+Status OutputTooSmall() {
+  return Status::Error(StatusCode::kInvalidArgument, "token output buffer is too small");
+}
+
+}  // namespace
+
+size_t Tokenizer::ScratchBytes() const {
+  return text_.capacity() + bytes_.capacity() +
+         (text_offsets_.capacity() + bytes_offsets_.capacity()) * sizeof(uint32_t) +
+         attrs_.capacity() + specials_.capacity() * sizeof(int32_t) + merges_.bytes() +
+         bpe_.bytes();
+}
+
+bool Tokenizer::IsEndOfGeneration(int32_t id) const {
+  return id >= 0 && id < vocab_size() && (attrs_[id] & kAttrEndOfGen) != 0;
+}
+
+bool Tokenizer::IsControl(int32_t id) const {
+  return id >= 0 && id < vocab_size() && (attrs_[id] & kAttrControl) != 0;
+}
+
+std::string_view Tokenizer::TokenText(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return {};
+  return std::string_view(text_.data() + text_offsets_[id],
+                          text_offsets_[id + 1] - text_offsets_[id]);
+}
+
+std::string_view Tokenizer::TokenBytesView(int32_t id) const {
+  if (id < 0 || id >= vocab_size()) return {};
+  return std::string_view(bytes_.data() + bytes_offsets_[id],
+                          bytes_offsets_[id + 1] - bytes_offsets_[id]);
+}
+
+Status Tokenizer::TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const {
+  *n = 0;
+  if (id < 0 || id >= vocab_size()) {
+    return Status::Error(StatusCode::kInvalidArgument, "token id out of range");
+  }
+  const std::string_view b = TokenBytesView(id);
+  if (b.size() > cap) {
+    return Status::Error(StatusCode::kInvalidArgument, "token bytes do not fit the buffer");
+  }
+  if (!b.empty()) std::memcpy(out, b.data(), b.size());
+  *n = b.size();
+  return Status::Ok();
+}
+
+// The special token whose text starts at text[pos], longest first, or -1.
+int32_t Tokenizer::MatchSpecial(std::string_view text, size_t pos, bool parse_special) const {
+  const std::string_view rest = text.substr(pos);
+  for (int32_t id : specials_) {
+    if (!parse_special && (attrs_[id] & kAttrUserDefined) == 0) continue;
+    const std::string_view t = TokenText(id);
+    if (rest.size() >= t.size() && std::memcmp(rest.data(), t.data(), t.size()) == 0) return id;
+  }
+  return -1;
+}
+
+// Encodes text that holds no special token: pre-tokenize, then BPE each piece.
+Status Tokenizer::EncodeStretch(std::string_view text, int32_t* out, size_t capacity,
+                                size_t* n) {
+  text::PieceSplitter splitter(text, pre_);
+  std::string_view piece;
+  while (splitter.Next(&piece)) {
+    if (piece.size() == 1) {
+      const int32_t id = byte_ids_[static_cast<uint8_t>(piece[0])];
+      if (id < 0) continue;  // a byte without a token is dropped, as BpeEncoder does
+      if (*n == capacity) return OutputTooSmall();
+      out[(*n)++] = id;
+      continue;
+    }
+    size_t written = 0;
+    STATICLM_RETURN_IF_ERROR(
+        bpe_.Encode(merges_, byte_ids_, piece, out + *n, capacity - *n, &written));
+    *n += written;
+  }
+  return Status::Ok();
+}
+
+Status Tokenizer::Encode(std::string_view text, bool parse_special, int32_t* out,
+                         size_t capacity, size_t* n_out) {
+  *n_out = 0;
+  if (!initialized_) {
+    return Status::Error(StatusCode::kInvalidState, "tokenizer used before Init");
+  }
+  if (text.size() > max_text_bytes_) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "text is longer than the tokenizer's max_text_bytes");
+  }
+  if (!text::IsValidUtf8(text, nullptr)) {
+    return Status::Error(StatusCode::kInvalidArgument, "text is not valid UTF-8");
+  }
+  size_t n = 0;
+  if (add_bos_) {
+    if (capacity == 0) return OutputTooSmall();
+    out[n++] = bos_id_;
+  }
+  size_t stretch_start = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const int32_t id = special_first_byte_[static_cast<uint8_t>(text[pos])]
+                           ? MatchSpecial(text, pos, parse_special)
+                           : -1;
+    if (id < 0) {
+      ++pos;
+      continue;
+    }
+    STATICLM_RETURN_IF_ERROR(
+        EncodeStretch(text.substr(stretch_start, pos - stretch_start), out, capacity, &n));
+    if (n == capacity) return OutputTooSmall();
+    out[n++] = id;
+    pos += TokenText(id).size();
+    stretch_start = pos;
+  }
+  STATICLM_RETURN_IF_ERROR(EncodeStretch(text.substr(stretch_start), out, capacity, &n));
+  *n_out = n;
+  return Status::Ok();
+}
+
+}  // namespace staticlm

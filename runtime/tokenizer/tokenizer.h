@@ -1,0 +1,127 @@
+// Tokenizer: byte-level BPE (GPT-2 style) as used by SmolLM2 and other Llama-family models.
+//
+// Built once from a TokenizerSpec (the tokenizer.ggml.* metadata, see tokenizer_from_gguf.h);
+// Init copies everything it needs and allocates all the scratch Encode will use, so the
+// spec's memory may be freed afterwards. Encode then never allocates and does bounded work:
+// O(n log n) in the text's length n, which Init caps.
+//
+// Decoding: TokenBytes gives the bytes a token stands for (byte-level spelling undone;
+// control and user-defined tokens give their text). Spaces are never cleaned up. To stream
+// text without splitting UTF-8 characters, see Detokenizer (detokenizer.h).
+//
+// Not thread-safe: Encode uses the object's scratch. Const calls may run concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "platform/status.h"
+#include "runtime/tokenizer/bpe_encoder.h"
+#include "runtime/tokenizer/merge_table.h"
+#include "runtime/tokenizer/pre_tokenizer.h"
+
+namespace staticlm {
+
+// tokenizer.ggml.token_type values.
+enum class TokenType : int32_t {
+  kUndefined = 0,
+  kNormal = 1,
+  kUnknown = 2,
+  kControl = 3,
+  kUserDefined = 4,
+  kUnused = 5,
+  kByte = 6,
+};
+
+// What Tokenizer::Init reads. Views are borrowed only for the duration of Init.
+struct TokenizerSpec {
+  std::string_view model;                // tokenizer.ggml.model; only "gpt2" is supported
+  std::string_view pre;                  // tokenizer.ggml.pre: "smollm", "starcoder", "gpt2"
+  std::vector<std::string_view> tokens;  // tokenizer.ggml.tokens, byte-level spelled
+  std::vector<std::string_view> merges;  // tokenizer.ggml.merges, "left right" by rank
+  std::vector<int32_t> token_types;      // tokenizer.ggml.token_type; empty: all normal
+  int32_t bos_id = -1;                   // -1: absent
+  int32_t eos_id = -1;
+  int32_t eot_id = -1;  // end of turn, when the file names one
+  bool add_bos = false;  // tokenizer.ggml.add_bos_token
+};
+
+class Tokenizer {
+ public:
+  // Init only; allocates. `max_text_bytes` bounds the text Encode accepts and sizes its
+  // scratch. kUnsupported for a model or pre-tokenizer other than those above;
+  // kFormatError for an inconsistent vocabulary (naming the token or merge).
+  Status Init(const TokenizerSpec& spec, size_t max_text_bytes);
+
+  // Run-phase safe: no allocation. Tokenizes `text` into out[0 .. *n_out). With
+  // `parse_special`, the text of a control token (e.g. "<|im_start|>") becomes that token;
+  // user-defined tokens are always recognised; the longest match wins. Prepends BOS only
+  // when the file's add_bos flag is set. At most text.size() + 1 ids are written.
+  // kInvalidArgument when text exceeds max_text_bytes, is not valid UTF-8, or the ids do
+  // not fit in `capacity`; kInvalidState before Init.
+  Status Encode(std::string_view text, bool parse_special, int32_t* out, size_t capacity,
+                size_t* n_out);
+
+  int32_t vocab_size() const { return static_cast<int32_t>(attrs_.size()); }
+  int32_t bos_id() const { return bos_id_; }
+  int32_t eos_id() const { return eos_id_; }
+  bool add_bos() const { return add_bos_; }
+  size_t max_text_bytes() const { return max_text_bytes_; }
+  // Host memory this tokenizer holds after Init, in bytes: its vocabulary and merge tables
+  // and the Encode scratch (all of it sized at Init, none of it growing later).
+  size_t ScratchBytes() const;
+  // The most bytes any single token decodes to.
+  size_t max_token_bytes() const { return max_token_bytes_; }
+
+  // True for tokens that end a generation: EOS, EOT, and control tokens such as
+  // <|im_end|> and <|endoftext|>. False for ids out of range.
+  bool IsEndOfGeneration(int32_t id) const;
+  bool IsControl(int32_t id) const;
+
+  // The raw vocabulary string of a token (byte-level spelled); empty for ids out of range.
+  std::string_view TokenText(int32_t id) const;
+  // The bytes a token stands for, borrowed from the tokenizer; empty for ids out of range.
+  std::string_view TokenBytesView(int32_t id) const;
+  // Copies TokenBytesView(id) to out. kInvalidArgument for an id out of range or when the
+  // bytes do not fit in `cap`. No allocation.
+  Status TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const;
+
+ private:
+  Status InitVocabulary(const TokenizerSpec& spec);
+  Status InitMerges(const TokenizerSpec& spec);
+  void InitSpecials();
+  int32_t MatchSpecial(std::string_view text, size_t pos, bool parse_special) const;
+  Status EncodeStretch(std::string_view text, int32_t* out, size_t capacity, size_t* n);
+
+  static constexpr uint8_t kAttrControl = 1;      // recognised only with parse_special
+  static constexpr uint8_t kAttrUserDefined = 2;  // always recognised
+  static constexpr uint8_t kAttrEndOfGen = 4;
+  static constexpr uint8_t kAttrNormal = 8;       // byte-level spelled, takes part in BPE
+
+  bool initialized_ = false;
+  text::PreTokenizerKind pre_ = text::PreTokenizerKind::kGpt2;
+  int32_t bos_id_ = -1;
+  int32_t eos_id_ = -1;
+  bool add_bos_ = false;
+  size_t max_text_bytes_ = 0;
+  size_t max_token_bytes_ = 0;
+
+  // Token i's text is text_[text_offsets_[i] .. text_offsets_[i + 1]), likewise its bytes.
+  std::vector<char> text_;
+  std::vector<uint32_t> text_offsets_;
+  std::vector<char> bytes_;
+  std::vector<uint32_t> bytes_offsets_;
+  std::vector<uint8_t> attrs_;
+
+  // The single-byte token of each byte; -1 for bytes the vocabulary lacks (SmolLM2 has no
+  // token for a few control bytes such as 0x04), which Encode drops like the reference.
+  int32_t byte_ids_[256] = {};
+  text::MergeTable merges_;
+  std::vector<int32_t> specials_;       // control and user-defined tokens, longest text first
+  bool special_first_byte_[256] = {};   // bytes that can start a special token's text
+  text::BpeEncoder bpe_;
+};
+
+}  // namespace staticlm

@@ -1,0 +1,199 @@
+// Tokenizer::Init: copies the vocabulary, undoes its byte-level spelling, and builds the
+// merge table, the special-token list and the encoder's scratch.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "runtime/tokenizer/byte_level.h"
+#include "runtime/tokenizer/tokenizer.h"
+
+namespace staticlm {
+
+namespace {
+
+// Control tokens whose text marks the end of a turn or document, beyond the file's EOS/EOT
+// ids (the set llama.cpp also treats as end-of-generation).
+constexpr std::string_view kEndOfGenerationTexts[] = {
+    "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|end_of_text|>",
+};
+
+// Decodes "<0xAB>" into one byte, as byte-type tokens spell it.
+bool ParseByteToken(std::string_view text, char* byte) {
+  if (text.size() != 6 || text.substr(0, 3) != "<0x" || text[5] != '>') return false;
+  int value = 0;
+  for (size_t i = 3; i < 5; ++i) {
+    const char c = text[i];
+    int digit = -1;
+    if (c >= '0' && c <= '9') digit = c - '0';
+    if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+    if (digit < 0) return false;
+    value = value * 16 + digit;
+  }
+  *byte = static_cast<char>(value);
+  return true;
+}
+
+}  // namespace
+
+Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
+  initialized_ = false;
+  if (spec.model != "gpt2") {
+    return Status::Error(StatusCode::kUnsupported,
+                         "tokenizer model '%.*s' is not supported (only 'gpt2' byte-level BPE)",
+                         static_cast<int>(spec.model.size()), spec.model.data());
+  }
+  if (spec.pre == "smollm" || spec.pre == "starcoder") {
+    pre_ = text::PreTokenizerKind::kDigitsThenGpt2;
+  } else if (spec.pre == "gpt2") {
+    pre_ = text::PreTokenizerKind::kGpt2;
+  } else {
+    return Status::Error(StatusCode::kUnsupported,
+                         "pre-tokenizer '%.*s' is not supported (smollm, starcoder, gpt2)",
+                         static_cast<int>(spec.pre.size()), spec.pre.data());
+  }
+  if (max_text_bytes == 0 || max_text_bytes > (size_t{1} << 30)) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "max_text_bytes %zu is outside 1..2^30", max_text_bytes);
+  }
+  STATICLM_RETURN_IF_ERROR(InitVocabulary(spec));
+  STATICLM_RETURN_IF_ERROR(InitMerges(spec));
+  InitSpecials();
+  STATICLM_RETURN_IF_ERROR(bpe_.Init(max_text_bytes));
+  max_text_bytes_ = max_text_bytes;
+  add_bos_ = spec.add_bos;
+  initialized_ = true;
+  return Status::Ok();
+}
+
+Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
+  const size_t n = spec.tokens.size();
+  if (n == 0 || n > (size_t{1} << 30)) {
+    return Status::Error(StatusCode::kFormatError, "vocabulary size %zu is invalid", n);
+  }
+  if (!spec.token_types.empty() && spec.token_types.size() != n) {
+    return Status::Error(StatusCode::kFormatError, "%zu token types for %zu tokens",
+                         spec.token_types.size(), n);
+  }
+  size_t total = 0;
+  for (std::string_view t : spec.tokens) total += t.size();
+  text_.assign(total, 0);
+  bytes_.assign(total, 0);  // decoded bytes are never longer than their spelling
+  text_offsets_.assign(n + 1, 0);
+  bytes_offsets_.assign(n + 1, 0);
+  attrs_.assign(n, 0);
+  max_token_bytes_ = 0;
+  size_t text_pos = 0;
+  size_t bytes_pos = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view t = spec.tokens[i];
+    const auto type =
+        spec.token_types.empty() ? TokenType::kNormal : static_cast<TokenType>(spec.token_types[i]);
+    if (!t.empty()) std::memcpy(&text_[text_pos], t.data(), t.size());
+    size_t len = 0;
+    if (type == TokenType::kNormal) {
+      if (!text::DecodeByteLevel(t, &bytes_[bytes_pos], total - bytes_pos, &len)) {
+        return Status::Error(StatusCode::kFormatError,
+                             "token %zu ('%.*s') is not byte-level spelled text", i,
+                             static_cast<int>(std::min<size_t>(t.size(), 64)), t.data());
+      }
+    } else if (type == TokenType::kByte && ParseByteToken(t, &bytes_[bytes_pos])) {
+      len = 1;
+    } else {
+      if (!t.empty()) std::memcpy(&bytes_[bytes_pos], t.data(), t.size());
+      len = t.size();
+    }
+    if (type == TokenType::kNormal) attrs_[i] |= kAttrNormal;
+    if (type == TokenType::kControl) attrs_[i] |= kAttrControl;
+    if (type == TokenType::kUserDefined) attrs_[i] |= kAttrUserDefined;
+    text_pos += t.size();
+    bytes_pos += len;
+    text_offsets_[i + 1] = static_cast<uint32_t>(text_pos);
+    bytes_offsets_[i + 1] = static_cast<uint32_t>(bytes_pos);
+    max_token_bytes_ = std::max(max_token_bytes_, len);
+  }
+
+  for (int32_t& id : byte_ids_) id = -1;
+  for (size_t i = n; i-- > 0;) {  // the lowest id wins when two tokens spell one byte
+    const std::string_view b = TokenBytesView(static_cast<int32_t>(i));
+    if ((attrs_[i] & kAttrNormal) != 0 && b.size() == 1) byte_ids_[static_cast<uint8_t>(b[0])] = static_cast<int32_t>(i);
+  }
+  const auto valid_or_absent = [n](int32_t id) { return id >= -1 && id < static_cast<int64_t>(n); };
+  if (!valid_or_absent(spec.bos_id) || !valid_or_absent(spec.eos_id) ||
+      !valid_or_absent(spec.eot_id)) {
+    return Status::Error(StatusCode::kFormatError,
+                         "special token id out of range (bos %d, eos %d, eot %d; vocab %zu)",
+                         spec.bos_id, spec.eos_id, spec.eot_id, n);
+  }
+  if (spec.add_bos && spec.bos_id < 0) {
+    return Status::Error(StatusCode::kFormatError, "add_bos_token is set but there is no BOS id");
+  }
+  bos_id_ = spec.bos_id;
+  eos_id_ = spec.eos_id;
+  if (eos_id_ >= 0) attrs_[eos_id_] |= kAttrEndOfGen;
+  if (spec.eot_id >= 0) attrs_[spec.eot_id] |= kAttrEndOfGen;
+  for (size_t i = 0; i < n; ++i) {
+    if ((attrs_[i] & kAttrControl) == 0) continue;
+    for (std::string_view eog : kEndOfGenerationTexts) {
+      if (TokenText(static_cast<int32_t>(i)) == eog) attrs_[i] |= kAttrEndOfGen;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Tokenizer::InitMerges(const TokenizerSpec& spec) {
+  // Normal tokens by the bytes they stand for; init-only, so a hash map is fine here.
+  std::unordered_map<std::string_view, int32_t> by_bytes;
+  by_bytes.reserve(attrs_.size());
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    if ((attrs_[i] & kAttrNormal) == 0) continue;
+    by_bytes.emplace(TokenBytesView(static_cast<int32_t>(i)), static_cast<int32_t>(i));
+  }
+  STATICLM_RETURN_IF_ERROR(merges_.Init(spec.merges.size()));
+  std::string left(max_token_bytes_ * 2 + 8, '\0');
+  std::string right(left.size(), '\0');
+  std::string joined;
+  for (size_t r = 0; r < spec.merges.size(); ++r) {
+    const std::string_view m = spec.merges[r];
+    const size_t space = m.find(' ');
+    size_t nl = 0;
+    size_t nr = 0;
+    int32_t ids[3] = {-1, -1, -1};
+    if (space != std::string_view::npos &&
+        text::DecodeByteLevel(m.substr(0, space), left.data(), left.size(), &nl) &&
+        text::DecodeByteLevel(m.substr(space + 1), right.data(), right.size(), &nr)) {
+      joined.assign(left.data(), nl).append(right.data(), nr);
+      const std::string_view parts[3] = {std::string_view(left.data(), nl),
+                                         std::string_view(right.data(), nr), joined};
+      for (int k = 0; k < 3; ++k) {
+        auto it = by_bytes.find(parts[k]);
+        if (it != by_bytes.end()) ids[k] = it->second;
+      }
+    }
+    if (ids[0] < 0 || ids[1] < 0 || ids[2] < 0) {
+      return Status::Error(StatusCode::kFormatError,
+                           "merge %zu ('%.*s') does not join two vocabulary tokens into a third",
+                           r, static_cast<int>(std::min<size_t>(m.size(), 64)), m.data());
+    }
+    merges_.Insert(ids[0], ids[1], static_cast<int32_t>(r), ids[2]);  // duplicates keep rank
+  }
+  return Status::Ok();
+}
+
+void Tokenizer::InitSpecials() {
+  specials_.clear();
+  for (bool& b : special_first_byte_) b = false;
+  for (size_t i = 0; i < attrs_.size(); ++i) {
+    if ((attrs_[i] & (kAttrControl | kAttrUserDefined)) == 0) continue;
+    const std::string_view t = TokenText(static_cast<int32_t>(i));
+    if (t.empty()) continue;
+    specials_.push_back(static_cast<int32_t>(i));
+    special_first_byte_[static_cast<uint8_t>(t[0])] = true;
+  }
+  std::stable_sort(specials_.begin(), specials_.end(), [this](int32_t a, int32_t b) {
+    return TokenText(a).size() > TokenText(b).size();
+  });
+}
+
+}  // namespace staticlm

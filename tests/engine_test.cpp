@@ -1,0 +1,238 @@
+// The runtime's step semantics through the C API, on a tiny random-weight Llama written by the
+// test support (fast; the real model's numbers are checked by golden_test).
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/staticlm.h"
+#include "tests/support/gguf_writer.h"
+
+namespace {
+
+struct ContextDeleter {
+  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
+};
+using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    path_ = new std::string(::testing::TempDir() + "staticlm_engine_tiny.gguf");
+    staticlm::test::TinyLlamaOptions options;
+    options.weight_type = staticlm::DType::kQ4_1;
+    options.embedding_type = staticlm::DType::kQ8_0;
+    ASSERT_TRUE(staticlm::test::WriteTinyLlama(path_->c_str(), options).ok());
+  }
+  static void TearDownTestSuite() { delete path_; }
+
+  static Context Create(int ctx_len, int chunk, staticlm_kv_type kv = STATICLM_KV_F32) {
+    staticlm_limits limits;
+    staticlm_limits_default(&limits);
+    limits.max_context = ctx_len;
+    limits.prefill_chunk = chunk;
+    limits.kv_type = kv;
+    staticlm_context* ctx = nullptr;
+    char error[256] = {0};
+    EXPECT_EQ(staticlm_create(path_->c_str(), &limits, &ctx, error, sizeof(error)), STATICLM_OK)
+        << error;
+    return Context(ctx);
+  }
+
+  static std::vector<float> Logits(staticlm_context* ctx) {
+    staticlm_model_info info;
+    staticlm_get_model_info(ctx, &info);
+    const float* l = staticlm_logits(ctx);
+    return std::vector<float>(l, l + info.vocab_size);
+  }
+
+  static std::vector<int32_t> Prompt(int n) {
+    std::vector<int32_t> ids;
+    for (int i = 0; i < n; ++i) ids.push_back(20 + (i * 37) % 250);
+    return ids;
+  }
+
+  static std::string* path_;
+};
+std::string* EngineTest::path_ = nullptr;
+
+TEST_F(EngineTest, ChunkSizeDoesNotChangeTheLogits) {
+  auto prompt = Prompt(23);
+  std::vector<float> expected;
+  for (int chunk : {64, 1, 5, 23}) {
+    Context ctx = Create(64, chunk);
+    ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
+    EXPECT_EQ(staticlm_position(ctx.get()), 23);
+    auto logits = Logits(ctx.get());
+    if (expected.empty()) {
+      expected = logits;
+    } else {
+      EXPECT_EQ(logits, expected) << "chunk " << chunk;  // rows are computed independently
+    }
+  }
+}
+
+TEST_F(EngineTest, DecodeEqualsPrefillOfTheSameToken) {
+  auto prompt = Prompt(9);
+  Context a = Create(32, 16), b = Create(32, 16);
+  ASSERT_EQ(staticlm_prefill(a.get(), prompt.data(), 9), STATICLM_OK);
+  ASSERT_EQ(staticlm_prefill(b.get(), prompt.data(), 8), STATICLM_OK);
+  ASSERT_EQ(staticlm_decode(b.get(), prompt[8]), STATICLM_OK);
+  EXPECT_EQ(Logits(a.get()), Logits(b.get()));
+}
+
+TEST_F(EngineTest, ContextFullLeavesTheCacheAsItWas) {
+  Context ctx = Create(16, 4);
+  auto prompt = Prompt(16);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 10), STATICLM_OK);
+  auto before = Logits(ctx.get());
+  EXPECT_EQ(staticlm_prefill(ctx.get(), prompt.data() + 10, 7), STATICLM_CONTEXT_FULL);
+  EXPECT_NE(std::string(staticlm_last_error(ctx.get())).find("context"), std::string::npos);
+  EXPECT_EQ(staticlm_position(ctx.get()), 10);
+  EXPECT_EQ(Logits(ctx.get()), before);
+  // The cache still holds the first 10 tokens: continuing gives what one prefill gives.
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data() + 10, 6), STATICLM_OK);
+  Context fresh = Create(16, 4);
+  ASSERT_EQ(staticlm_prefill(fresh.get(), prompt.data(), 16), STATICLM_OK);
+  EXPECT_EQ(Logits(ctx.get()), Logits(fresh.get()));
+  EXPECT_EQ(staticlm_decode(ctx.get(), prompt[0]), STATICLM_CONTEXT_FULL);
+}
+
+TEST_F(EngineTest, BadTokenIdsAreRejectedWithoutSideEffects) {
+  Context ctx = Create(32, 8);
+  auto prompt = Prompt(4);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 4), STATICLM_OK);
+  staticlm_model_info info;
+  staticlm_get_model_info(ctx.get(), &info);
+  int32_t bad[3] = {1, info.vocab_size, 2};
+  EXPECT_EQ(staticlm_prefill(ctx.get(), bad, 3), STATICLM_INVALID_ARGUMENT);
+  int32_t negative = -1;
+  EXPECT_EQ(staticlm_decode(ctx.get(), negative), STATICLM_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_position(ctx.get()), 4);
+  EXPECT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 0), STATICLM_INVALID_ARGUMENT);
+}
+
+TEST_F(EngineTest, ResetStartsOver) {
+  Context ctx = Create(32, 8);
+  auto prompt = Prompt(12);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 12), STATICLM_OK);
+  auto first = Logits(ctx.get());
+  ASSERT_EQ(staticlm_decode(ctx.get(), 5), STATICLM_OK);
+  staticlm_reset(ctx.get());
+  EXPECT_EQ(staticlm_position(ctx.get()), 0);
+  EXPECT_EQ(staticlm_logits(ctx.get()), nullptr);
+  size_t n = 99;
+  staticlm_history(ctx.get(), &n);
+  EXPECT_EQ(n, 0u);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 12), STATICLM_OK);
+  EXPECT_EQ(Logits(ctx.get()), first);
+}
+
+TEST_F(EngineTest, SamplingBeforePrefillIsAnError) {
+  Context ctx = Create(32, 8);
+  staticlm_sampler s;
+  staticlm_sampler_default(&s);
+  int32_t token = 0;
+  EXPECT_EQ(staticlm_sample(ctx.get(), &s, &token), STATICLM_INVALID_STATE);
+}
+
+std::vector<int32_t> SampleRun(staticlm_context* ctx, uint64_t seed, int n) {
+  staticlm_reset(ctx);
+  staticlm_seed(ctx, seed);
+  staticlm_sampler s;
+  staticlm_sampler_default(&s);
+  s.temperature = 1.5f;
+  s.top_k = 0;
+  s.top_p = 1.0f;
+  s.min_p = 0.0f;
+  int32_t token = 1;
+  std::vector<int32_t> out;
+  EXPECT_EQ(staticlm_decode(ctx, 30), STATICLM_OK);
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(staticlm_sample(ctx, &s, &token), STATICLM_OK);
+    out.push_back(token);
+    EXPECT_EQ(staticlm_decode(ctx, token), STATICLM_OK);
+  }
+  return out;
+}
+
+TEST_F(EngineTest, SameSeedSameTokensBitForBit) {
+  Context ctx = Create(64, 8);
+  auto a = SampleRun(ctx.get(), 7, 40);
+  auto b = SampleRun(ctx.get(), 7, 40);
+  auto c = SampleRun(ctx.get(), 8, 40);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  Context other = Create(64, 3);  // another context and chunk size: same tokens
+  EXPECT_EQ(SampleRun(other.get(), 7, 40), a);
+}
+
+TEST_F(EngineTest, HistoryRecordsEveryTokenInTheCache) {
+  Context ctx = Create(32, 4);
+  auto prompt = Prompt(6);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), 6), STATICLM_OK);
+  ASSERT_EQ(staticlm_decode(ctx.get(), 77), STATICLM_OK);
+  size_t n = 0;
+  const int32_t* h = staticlm_history(ctx.get(), &n);
+  ASSERT_EQ(n, 7u);
+  EXPECT_EQ(std::vector<int32_t>(h, h + 6), prompt);
+  EXPECT_EQ(h[6], 77);
+}
+
+TEST_F(EngineTest, F16CacheStaysCloseToF32) {
+  auto prompt = Prompt(20);
+  Context a = Create(32, 8, STATICLM_KV_F32), b = Create(32, 8, STATICLM_KV_F16);
+  ASSERT_EQ(staticlm_prefill(a.get(), prompt.data(), 20), STATICLM_OK);
+  ASSERT_EQ(staticlm_prefill(b.get(), prompt.data(), 20), STATICLM_OK);
+  auto la = Logits(a.get()), lb = Logits(b.get());
+  double worst = 0;
+  for (size_t i = 0; i < la.size(); ++i) worst = std::max(worst, double(std::fabs(la[i] - lb[i])));
+  EXPECT_LT(worst, 1e-2);
+  EXPECT_GT(worst, 0.0) << "the f16 cache must actually round";
+}
+
+TEST_F(EngineTest, BadLimitsAreRejectedAtCreate) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  staticlm_context* ctx = nullptr;
+  char error[256];
+  for (int field = 0; field < 5; ++field) {
+    staticlm_limits l = limits;
+    l.max_context = 64;
+    (field == 0 ? l.max_context : field == 1 ? l.prefill_chunk : field == 2 ? l.max_batch
+                 : field == 3 ? l.max_prompt_bytes : l.threads) = field % 2 ? 0 : -3;
+    EXPECT_EQ(staticlm_create(path_->c_str(), &l, &ctx, error, sizeof(error)),
+              STATICLM_INVALID_ARGUMENT)
+        << field;
+    EXPECT_EQ(ctx, nullptr);
+    EXPECT_NE(std::string(error).find("positive"), std::string::npos) << error;
+  }
+}
+
+TEST_F(EngineTest, PlannedMemoryMatchesTheContext) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 128;
+  limits.prefill_chunk = 16;
+  staticlm_memory planned, held;
+  char error[256];
+  ASSERT_EQ(staticlm_plan_memory(path_->c_str(), &limits, &planned, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  staticlm_context* ctx = nullptr;
+  ASSERT_EQ(staticlm_create(path_->c_str(), &limits, &ctx, error, sizeof(error)), STATICLM_OK);
+  staticlm_get_memory(ctx, &held);
+  staticlm_destroy(ctx);
+  EXPECT_EQ(std::memcmp(&planned, &held, sizeof(planned)), 0);
+  // 2 layers × K,V × 2 KV heads × 128 positions × 16 dims × 2 bytes.
+  EXPECT_EQ(planned.kv_cache_bytes, 2u * 2 * 2 * 128 * 16 * 2);
+  EXPECT_GE(planned.arena_bytes, planned.arena_lower_bound_bytes);
+  EXPECT_LT(planned.arena_bytes, planned.arena_naive_bytes);
+  EXPECT_EQ(planned.total_bytes, planned.weights_bytes + planned.kv_cache_bytes +
+                                     planned.arena_bytes + planned.io_bytes + planned.host_bytes);
+}
+
+}  // namespace

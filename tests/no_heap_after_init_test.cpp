@@ -1,0 +1,97 @@
+// The run phase makes no heap allocation or free and creates no thread: from the end of init
+// through chat formatting, tokenization, prefill (chunked), decode, every sampler setting,
+// streaming detokenization, a second chat turn, a reset and a new conversation. malloc, free,
+// operator new/delete and pthread_create are interposed in this binary (platform/
+// alloc_counter.cpp); the test fails on the first event and says where it happened.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/alloc_counter.h"
+#include "staticlm/staticlm.h"
+
+namespace {
+
+namespace counter = staticlm::alloc_counter;
+
+// One chat turn through the public API, as an embedding app would run it.
+void ChatTurn(staticlm_context* ctx, const char* user, bool first, const staticlm_sampler& s,
+              char* text, size_t text_cap, int32_t* tokens, size_t token_cap) {
+  staticlm_chat_message messages[1] = {{"user", user}};
+  size_t prefix = 0;
+  if (!first) {
+    std::memcpy(text, "<|im_end|>\n", 11);
+    prefix = 11;
+  }
+  size_t n_text = 0, n_tokens = 0;
+  ASSERT_EQ(staticlm_format_chat(ctx, messages, 1, 1, first ? 0 : 1, text + prefix,
+                                 text_cap - prefix, &n_text),
+            STATICLM_OK);
+  ASSERT_EQ(staticlm_tokenize(ctx, text, prefix + n_text, 1, tokens, token_cap, &n_tokens),
+            STATICLM_OK);
+  ASSERT_EQ(staticlm_prefill(ctx, tokens, n_tokens), STATICLM_OK) << staticlm_last_error(ctx);
+  char piece[128];
+  for (int i = 0; i < 12; ++i) {
+    int32_t token = 0;
+    ASSERT_EQ(staticlm_sample(ctx, &s, &token), STATICLM_OK);
+    size_t n = 0;
+    ASSERT_EQ(staticlm_token_to_text(ctx, token, piece, sizeof(piece), &n), STATICLM_OK);
+    if (staticlm_is_end_of_generation(ctx, token)) break;
+    ASSERT_EQ(staticlm_decode(ctx, token), STATICLM_OK);
+  }
+  staticlm_flush_text(ctx, piece, sizeof(piece));
+}
+
+TEST(NoHeapAfterInitTest, WholeRunPhaseMakesNoHeapEventsAndNoThreads) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 512;
+  limits.prefill_chunk = 16;  // the prompts span several chunks
+  staticlm_context* raw = nullptr;
+  char error[256];
+  ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  std::vector<char> text(size_t(limits.max_prompt_bytes));
+  std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
+
+  staticlm_sampler greedy, creative;
+  staticlm_sampler_default(&greedy);
+  greedy.temperature = 0.0f;
+  staticlm_sampler_default(&creative);
+  creative.repetition_penalty = 1.3f;
+  creative.repetition_window = 0;
+
+  counter::Start();
+  staticlm_seed(ctx.get(), 42);
+  ChatTurn(ctx.get(), "What is the capital of France? Answer briefly.", true, greedy,
+           text.data(), text.size(), tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "And of Italy? Tell me a fact about it, in a long sentence.", false,
+           creative, text.data(), text.size(), tokens.data(), tokens.size());
+  staticlm_reset(ctx.get());
+  ChatTurn(ctx.get(), "Write 3 words about snow ❄️ und Übermut.", true, creative, text.data(),
+           text.size(), tokens.data(), tokens.size());
+  // Errors in the run phase must not allocate either.
+  int32_t bad = 1 << 30;
+  EXPECT_EQ(staticlm_prefill(ctx.get(), &bad, 1), STATICLM_INVALID_ARGUMENT);
+  const char invalid_utf8[] = "abc\xff";
+  size_t n = 0;
+  EXPECT_EQ(staticlm_tokenize(ctx.get(), invalid_utf8, 4, 1, tokens.data(), tokens.size(), &n),
+            STATICLM_INVALID_ARGUMENT);
+  (void)staticlm_last_error(ctx.get());
+  counter::Stop();
+
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Allocations(), 0u) << where;
+  EXPECT_EQ(counter::Frees(), 0u) << where;
+  EXPECT_EQ(counter::ThreadsCreated(), 0u) << where;
+}
+
+}  // namespace

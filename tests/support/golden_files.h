@@ -1,0 +1,44 @@
+// Readers of the golden files in tests/golden/, written by tests/reference/make_golden.py from
+// Hugging Face transformers (see tests/reference/README.md for the format).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace staticlm::test {
+
+struct TokenizerCase {
+  std::string text;
+  std::vector<int32_t> ids;
+};
+
+struct LogitsPosition {
+  int32_t position = 0;
+  std::vector<std::pair<int32_t, float>> top;  // (token id, logit), best first
+};
+
+struct LogitsCase {
+  std::string name;
+  std::vector<int32_t> ids;
+  std::vector<LogitsPosition> positions;
+};
+
+struct GreedyCase {
+  std::string name;
+  bool chat = false;
+  std::string text;  // the prompt as given to the tokenizer (after the chat template)
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> tokens;  // the reference's greedy continuation
+  std::vector<float> gaps;      // top-1 minus top-2 logit at each generated step
+};
+
+// Each returns false (with a message in *error) when the file is missing or malformed.
+bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* cases,
+                         std::string* error);
+bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases,
+                      std::string* error);
+bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases,
+                      std::string* error);
+
+}  // namespace staticlm::test

@@ -1,0 +1,113 @@
+#include "tools/staticlm/cli_options.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#ifndef STATICLM_DEFAULT_MODEL_PATH
+#define STATICLM_DEFAULT_MODEL_PATH "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+#endif
+
+namespace staticlm::cli {
+namespace {
+
+bool ParseInt(const char* flag, const char* text, int64_t min, int64_t max, int64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
+    std::fprintf(stderr, "staticlm: %s expects an integer in [%lld, %lld], got '%s'\n", flag,
+                 static_cast<long long>(min), static_cast<long long>(max), text);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseFloat(const char* flag, const char* text, float* out) {
+  char* end = nullptr;
+  errno = 0;
+  float v = std::strtof(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !std::isfinite(v)) {
+    std::fprintf(stderr, "staticlm: %s expects a number, got '%s'\n", flag, text);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+bool ParseI32(const char* flag, const char* text, int32_t* out) {
+  int64_t v = 0;
+  if (!ParseInt(flag, text, -2147483647LL, 2147483647LL, &v)) return false;
+  *out = static_cast<int32_t>(v);
+  return true;
+}
+
+bool ParseKv(const char* text, staticlm_kv_type* out) {
+  if (std::strcmp(text, "f16") == 0) {
+    *out = STATICLM_KV_F16;
+  } else if (std::strcmp(text, "f32") == 0) {
+    *out = STATICLM_KV_F32;
+  } else {
+    std::fprintf(stderr, "staticlm: --kv expects f16 or f32, got '%s'\n", text);
+    return false;
+  }
+  return true;
+}
+
+// Flags that take a value; returns false on a bad value.
+bool ParseValueFlag(const char* flag, const char* value, Options* o) {
+  int64_t v = 0;
+  if (!std::strcmp(flag, "--model")) { o->model = value; return true; }
+  if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) { o->prompt = value; return true; }
+  if (!std::strcmp(flag, "--system")) { o->system = value; return true; }
+  if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n")) return ParseI32(flag, value, &o->max_tokens);
+  if (!std::strcmp(flag, "--seed")) {
+    if (!ParseInt(flag, value, 0, INT64_MAX, &v)) return false;
+    o->seed = static_cast<uint64_t>(v);
+    return true;
+  }
+  if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, &o->limits.max_context);
+  if (!std::strcmp(flag, "--batch")) return ParseI32(flag, value, &o->limits.max_batch);
+  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, &o->limits.prefill_chunk);
+  if (!std::strcmp(flag, "--max-prompt-bytes")) return ParseI32(flag, value, &o->limits.max_prompt_bytes);
+  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t")) return ParseI32(flag, value, &o->limits.threads);
+  if (!std::strcmp(flag, "--kv")) return ParseKv(value, &o->limits.kv_type);
+  if (!std::strcmp(flag, "--temperature")) return ParseFloat(flag, value, &o->sampler.temperature);
+  if (!std::strcmp(flag, "--top-k")) return ParseI32(flag, value, &o->sampler.top_k);
+  if (!std::strcmp(flag, "--top-p")) return ParseFloat(flag, value, &o->sampler.top_p);
+  if (!std::strcmp(flag, "--min-p")) return ParseFloat(flag, value, &o->sampler.min_p);
+  if (!std::strcmp(flag, "--repeat-penalty")) return ParseFloat(flag, value, &o->sampler.repetition_penalty);
+  if (!std::strcmp(flag, "--repeat-window")) return ParseI32(flag, value, &o->sampler.repetition_window);
+  std::fprintf(stderr, "staticlm: unknown option '%s' (see staticlm help)\n", flag);
+  return false;
+}
+
+}  // namespace
+
+const char* DefaultModelPath() { return STATICLM_DEFAULT_MODEL_PATH; }
+
+bool ParseOptions(int argc, char** argv, int first, Options* o) {
+  staticlm_limits_default(&o->limits);
+  staticlm_sampler_default(&o->sampler);
+  o->model = DefaultModelPath();
+  for (int i = first; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (!std::strcmp(flag, "--chat")) { o->chat_template = true; continue; }
+    if (!std::strcmp(flag, "--json")) { o->json = true; continue; }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
+      return false;
+    }
+    if (!ParseValueFlag(flag, argv[++i], o)) return false;
+  }
+  if (o->max_tokens < 0) {
+    std::fprintf(stderr, "staticlm: --max-tokens must not be negative\n");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace staticlm::cli

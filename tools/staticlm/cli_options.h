@@ -1,0 +1,29 @@
+// Command-line options of the staticlm tool, parsed from argv without exceptions.
+#pragma once
+
+#include <cstdint>
+
+#include "staticlm/staticlm.h"
+
+namespace staticlm::cli {
+
+struct Options {
+  const char* model = nullptr;  // default: the repository's models/ file
+  const char* prompt = nullptr;
+  const char* system = nullptr;
+  bool chat_template = false;  // --chat: wrap the prompt in the model's chat template
+  bool json = false;
+  int32_t max_tokens = 128;
+  uint64_t seed = 0;
+  staticlm_limits limits;
+  staticlm_sampler sampler;
+};
+
+// Fills `options` from argv[first..argc). Returns false after printing a one-line error for
+// an unknown flag or a bad value.
+bool ParseOptions(int argc, char** argv, int first, Options* options);
+
+// The model path used when --model is not given.
+const char* DefaultModelPath();
+
+}  // namespace staticlm::cli

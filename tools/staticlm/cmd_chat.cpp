@@ -1,0 +1,134 @@
+// `staticlm chat`: interactive multi-turn chat. The KV cache is kept between turns, so each
+// turn prefills only its own new tokens. Lines starting with '/' are commands: /reset, /quit.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "platform/alloc_counter.h"
+#include "tools/staticlm/cli_options.h"
+#include "tools/staticlm/commands.h"
+#include "tools/staticlm/generation.h"
+
+namespace staticlm::cli {
+namespace {
+
+// The end of the previous assistant turn: the end-of-generation token was sampled but never
+// decoded, so the next turn's text starts by closing the turn as the template would.
+constexpr const char* kCloseTurn = "<|im_end|>\n";
+
+struct ChatBuffers {
+  std::unique_ptr<char[]> line;
+  std::unique_ptr<char[]> text;
+  std::unique_ptr<int32_t[]> tokens;
+  std::unique_ptr<int32_t[]> generated;
+  size_t capacity = 0;
+};
+
+void StreamToStdout(void*, const char* text, size_t bytes) {
+  std::fwrite(text, 1, bytes, stdout);
+  std::fflush(stdout);
+}
+
+// Renders one user turn: the whole conversation start on the first turn, a continuation after.
+staticlm_status RenderTurn(staticlm_context* ctx, const Options& o, const char* user,
+                           ChatBuffers* b, size_t* n) {
+  staticlm_chat_message messages[2];
+  size_t count = 0;
+  bool first = staticlm_position(ctx) == 0;
+  if (first && o.system != nullptr) messages[count++] = {"system", o.system};
+  messages[count++] = {"user", user};
+  size_t prefix = 0;
+  if (!first) {
+    prefix = std::strlen(kCloseTurn);
+    std::memcpy(b->text.get(), kCloseTurn, prefix);
+  }
+  size_t rendered = 0;
+  staticlm_status s = staticlm_format_chat(ctx, messages, count, 1, first ? 0 : 1,
+                                           b->text.get() + prefix, b->capacity - prefix,
+                                           &rendered);
+  *n = prefix + rendered;
+  return s;
+}
+
+// Reads one line from stdin into b->line without its newline; false at end of input.
+bool ReadLine(ChatBuffers* b) {
+  if (std::fgets(b->line.get(), static_cast<int>(b->capacity), stdin) == nullptr) return false;
+  size_t n = std::strlen(b->line.get());
+  while (n > 0 && (b->line[n - 1] == '\n' || b->line[n - 1] == '\r')) b->line[--n] = '\0';
+  return true;
+}
+
+void RunTurn(staticlm_context* ctx, const Options& o, ChatBuffers* b, int turn) {
+  size_t n_text = 0, n_tokens = 0;
+  staticlm_status s = RenderTurn(ctx, o, b->line.get(), b, &n_text);
+  if (s == STATICLM_OK) {
+    s = staticlm_tokenize(ctx, b->text.get(), n_text, 1, b->tokens.get(), b->capacity, &n_tokens);
+  }
+  GenerationStats st;
+  if (s == STATICLM_OK) {
+    s = Generate(ctx, b->tokens.get(), n_tokens, o.sampler, o.max_tokens, b->generated.get(),
+                 TextOutput{StreamToStdout, nullptr}, &st);
+  }
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  if (s == STATICLM_CONTEXT_FULL || st.context_full) {
+    std::fprintf(stderr, "[staticlm] the context is full: /reset to start over\n");
+    return;
+  }
+  if (s != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
+    return;
+  }
+  double decode = st.decode_seconds > 0 ? st.decode_steps / st.decode_seconds : 0;
+  std::fprintf(stderr,
+               "[staticlm] turn %d: prefilled %zu tokens, generated %zu, decode %.1f tok/s, "
+               "position %d\n",
+               turn, st.prompt_tokens, st.generated_tokens, decode, staticlm_position(ctx));
+}
+
+}  // namespace
+
+int ChatCommand(int argc, char** argv) {
+  Options o;
+  if (!ParseOptions(argc, argv, 2, &o)) return 2;
+  staticlm_context* ctx = nullptr;
+  char error[256];
+  if (staticlm_create(o.model, &o.limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  ChatBuffers b;
+  b.capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
+  b.line.reset(new char[b.capacity]);
+  b.text.reset(new char[b.capacity]);
+  b.tokens.reset(new int32_t[b.capacity]);
+  b.generated.reset(new int32_t[static_cast<size_t>(o.max_tokens) + 1]);
+  staticlm_seed(ctx, o.seed);
+  bool interactive = isatty(STDIN_FILENO);
+
+  alloc_counter::Start();
+  int turn = 0;
+  while (true) {
+    if (interactive) std::fputs("> ", stderr);
+    if (!ReadLine(&b)) break;
+    if (!std::strcmp(b.line.get(), "/quit")) break;
+    if (!std::strcmp(b.line.get(), "/reset")) {
+      staticlm_reset(ctx);
+      std::fprintf(stderr, "[staticlm] conversation reset\n");
+      continue;
+    }
+    if (b.line[0] == '\0') continue;
+    RunTurn(ctx, o, &b, ++turn);
+  }
+  alloc_counter::Stop();
+  if (alloc_counter::Available()) {
+    std::fprintf(stderr, "[staticlm] heap_allocs_after_init=%llu\n",
+                 static_cast<unsigned long long>(alloc_counter::Events()));
+  }
+  staticlm_destroy(ctx);
+  return 0;
+}
+
+}  // namespace staticlm::cli

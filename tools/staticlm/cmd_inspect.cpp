@@ -1,0 +1,56 @@
+// `staticlm inspect`: the model's metadata and tensor types, and the planned memory — printed
+// before anything is allocated.
+#include <cstdio>
+#include <memory>
+
+#include "tools/staticlm/cli_options.h"
+#include "tools/staticlm/commands.h"
+
+namespace staticlm::cli {
+namespace {
+
+void PrintMemory(const Options& o, const staticlm_memory& m) {
+  auto mib = [](uint64_t b) { return b / 1048576.0; };
+  std::printf("planned memory (ctx %d, chunk %d, batch %d, kv %s):\n", o.limits.max_context,
+              o.limits.prefill_chunk, o.limits.max_batch,
+              o.limits.kv_type == STATICLM_KV_F32 ? "f32" : "f16");
+  std::printf("  %-10s %14llu bytes %10.2f MiB  (mapped from the file)\n", "weights",
+              static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB\n", "kv_cache",
+              static_cast<unsigned long long>(m.kv_cache_bytes), mib(m.kv_cache_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB  (lower bound %llu, no sharing %llu)\n", "arena",
+              static_cast<unsigned long long>(m.arena_bytes), mib(m.arena_bytes),
+              static_cast<unsigned long long>(m.arena_lower_bound_bytes),
+              static_cast<unsigned long long>(m.arena_naive_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB\n", "io",
+              static_cast<unsigned long long>(m.io_bytes), mib(m.io_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB\n", "host",
+              static_cast<unsigned long long>(m.host_bytes), mib(m.host_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB\n", "total",
+              static_cast<unsigned long long>(m.total_bytes), mib(m.total_bytes));
+}
+
+}  // namespace
+
+int InspectCommand(int argc, char** argv) {
+  Options o;
+  if (!ParseOptions(argc, argv, 2, &o)) return 2;
+  constexpr size_t kDescriptionBytes = 1 << 16;
+  std::unique_ptr<char[]> description(new char[kDescriptionBytes]);
+  char error[256];
+  if (staticlm_describe_model(o.model, description.get(), kDescriptionBytes, error,
+                              sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  std::fputs(description.get(), stdout);
+  staticlm_memory memory;
+  if (staticlm_plan_memory(o.model, &o.limits, &memory, error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  PrintMemory(o, memory);
+  return 0;
+}
+
+}  // namespace staticlm::cli

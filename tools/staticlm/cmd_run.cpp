@@ -1,0 +1,163 @@
+// `staticlm run`: one prompt in, streamed text out, then a line of figures (or one JSON object).
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "platform/alloc_counter.h"
+#include "platform/process_stats.h"
+#include "tools/staticlm/cli_options.h"
+#include "tools/staticlm/commands.h"
+#include "tools/staticlm/generation.h"
+#include "tools/staticlm/json_writer.h"
+
+namespace staticlm::cli {
+namespace {
+
+constexpr const char* kDefaultPrompt = "The theory of special relativity states ";
+
+// Host buffers of the CLI, allocated before the run phase starts.
+struct RunBuffers {
+  std::unique_ptr<char[]> prompt_text;
+  std::unique_ptr<int32_t[]> prompt_tokens;
+  std::unique_ptr<int32_t[]> generated;
+  std::unique_ptr<char[]> text;  // --json: the generated text
+  size_t prompt_capacity = 0;
+  size_t text_capacity = 0;
+  size_t text_bytes = 0;
+  bool error_reported = false;  // the CLI printed its own message for the failure
+};
+
+void StreamToStdout(void*, const char* text, size_t bytes) {
+  std::fwrite(text, 1, bytes, stdout);
+  std::fflush(stdout);
+}
+
+void CollectText(void* user, const char* text, size_t bytes) {
+  auto* b = static_cast<RunBuffers*>(user);
+  size_t room = b->text_capacity - b->text_bytes;
+  size_t n = bytes < room ? bytes : room;
+  std::memcpy(b->text.get() + b->text_bytes, text, n);
+  b->text_bytes += n;
+}
+
+// Renders the prompt as text: as given, or wrapped in the chat template with --chat.
+staticlm_status PromptText(staticlm_context* ctx, const Options& o, RunBuffers* b, size_t* n) {
+  const char* prompt = o.prompt != nullptr ? o.prompt : kDefaultPrompt;
+  if (!o.chat_template) {
+    *n = std::strlen(prompt);
+    if (*n > b->prompt_capacity) {
+      std::fprintf(stderr, "staticlm: the prompt is %zu bytes, more than --max-prompt-bytes %zu\n",
+                   *n, b->prompt_capacity);
+      b->error_reported = true;
+      return STATICLM_INVALID_ARGUMENT;
+    }
+    std::memcpy(b->prompt_text.get(), prompt, *n);
+    return STATICLM_OK;
+  }
+  staticlm_chat_message messages[2];
+  size_t count = 0;
+  if (o.system != nullptr) messages[count++] = {"system", o.system};
+  messages[count++] = {"user", prompt};
+  return staticlm_format_chat(ctx, messages, count, 1, 0, b->prompt_text.get(),
+                              b->prompt_capacity, n);
+}
+
+void PrintFigures(const GenerationStats& st, const staticlm_memory& memory, long long heap) {
+  double prefill = st.prefill_seconds > 0 ? st.prompt_tokens / st.prefill_seconds : 0;
+  double decode = st.decode_seconds > 0 ? st.decode_steps / st.decode_seconds : 0;
+  std::fprintf(stderr,
+               "\n[staticlm] prompt_tokens=%zu generated_tokens=%zu prefill=%.1f tok/s "
+               "decode=%.1f tok/s peak_rss=%.1f MiB planned=%.1f MiB heap_allocs_after_init=%s",
+               st.prompt_tokens, st.generated_tokens, prefill, decode,
+               PeakRssBytes() / 1048576.0, memory.total_bytes / 1048576.0,
+               heap < 0 ? "unavailable" : "");
+  if (heap >= 0) std::fprintf(stderr, "%lld", heap);
+  std::fprintf(stderr, "\n");
+}
+
+void PrintJson(const GenerationStats& st, const staticlm_memory& memory, long long heap,
+               const RunBuffers& b) {
+  double prefill = st.prefill_seconds > 0 ? st.prompt_tokens / st.prefill_seconds : 0;
+  double decode = st.decode_seconds > 0 ? st.decode_steps / st.decode_seconds : 0;
+  std::fputs("{\"prompt_tokens\": ", stdout);
+  WriteJsonIntArray(stdout, b.prompt_tokens.get(), st.prompt_tokens);
+  std::fputs(", \"tokens\": ", stdout);
+  WriteJsonIntArray(stdout, b.generated.get(), st.generated_tokens);
+  std::fputs(", \"text\": ", stdout);
+  WriteJsonString(stdout, b.text.get(), b.text_bytes);
+  std::fprintf(stdout,
+               ", \"prefill_tokens_per_s\": %.3f, \"decode_tokens_per_s\": %.3f, "
+               "\"peak_rss_bytes\": %llu, \"planned_bytes\": %llu, \"heap_allocs_after_init\": ",
+               prefill, decode, static_cast<unsigned long long>(PeakRssBytes()),
+               static_cast<unsigned long long>(memory.total_bytes));
+  if (heap < 0) {
+    std::fputs("null", stdout);
+  } else {
+    std::fprintf(stdout, "%lld", heap);
+  }
+  std::fputs("}\n", stdout);
+}
+
+}  // namespace
+
+int RunCommand(int argc, char** argv) {
+  Options o;
+  if (!ParseOptions(argc, argv, 2, &o)) return 2;
+  staticlm_context* ctx = nullptr;
+  char error[256];
+  if (staticlm_create(o.model, &o.limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  RunBuffers b;
+  b.prompt_capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
+  b.prompt_text.reset(new char[b.prompt_capacity]);
+  b.prompt_tokens.reset(new int32_t[b.prompt_capacity + 1]);
+  b.generated.reset(new int32_t[static_cast<size_t>(o.max_tokens) + 1]);
+  b.text_capacity = static_cast<size_t>(o.max_tokens) * 64;
+  b.text.reset(new char[b.text_capacity + 1]);
+  staticlm_memory memory;
+  staticlm_get_memory(ctx, &memory);
+  staticlm_seed(ctx, o.seed);
+
+  alloc_counter::Start();  // from here on: the run phase
+  size_t text_bytes = 0, n_prompt = 0;
+  GenerationStats stats;
+  staticlm_status s = PromptText(ctx, o, &b, &text_bytes);
+  if (s == STATICLM_OK) {
+    s = staticlm_tokenize(ctx, b.prompt_text.get(), text_bytes, 1, b.prompt_tokens.get(),
+                          b.prompt_capacity + 1, &n_prompt);
+  }
+  if (s == STATICLM_OK && n_prompt == 0) {
+    std::fprintf(stderr, "staticlm: the prompt is empty\n");
+    b.error_reported = true;
+    s = STATICLM_INVALID_ARGUMENT;
+  }
+  if (s == STATICLM_OK && n_prompt > static_cast<size_t>(o.limits.max_context)) {
+    std::fprintf(stderr, "staticlm: the prompt is %zu tokens, longer than the context (%d)\n",
+                 n_prompt, o.limits.max_context);
+    b.error_reported = true;
+    s = STATICLM_CONTEXT_FULL;
+  }
+  if (s == STATICLM_OK) {
+    TextOutput out = o.json ? TextOutput{CollectText, &b} : TextOutput{StreamToStdout, nullptr};
+    s = Generate(ctx, b.prompt_tokens.get(), n_prompt, o.sampler, o.max_tokens,
+                 b.generated.get(), out, &stats);
+  }
+  alloc_counter::Stop();
+  long long heap = alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;
+
+  int exit_code = 0;
+  if (s != STATICLM_OK) {
+    if (!b.error_reported) std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
+    exit_code = 1;
+  } else if (o.json) {
+    PrintJson(stats, memory, heap, b);
+  } else {
+    PrintFigures(stats, memory, heap);
+  }
+  staticlm_destroy(ctx);
+  return exit_code;
+}
+
+}  // namespace staticlm::cli

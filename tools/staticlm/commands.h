@@ -1,0 +1,10 @@
+// The subcommands of the staticlm tool. Each returns the process exit status.
+#pragma once
+
+namespace staticlm::cli {
+
+int RunCommand(int argc, char** argv);
+int ChatCommand(int argc, char** argv);
+int InspectCommand(int argc, char** argv);
+
+}  // namespace staticlm::cli

@@ -1,0 +1,49 @@
+#include "tools/staticlm/generation.h"
+
+#include "platform/clock.h"
+
+namespace staticlm::cli {
+
+staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
+                         const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,
+                         TextOutput output, GenerationStats* stats) {
+  *stats = GenerationStats{};
+  stats->prompt_tokens = n_prompt;
+  double start = NowSeconds();
+  staticlm_status s = staticlm_prefill(ctx, prompt, n_prompt);
+  stats->prefill_seconds = NowSeconds() - start;
+  if (s != STATICLM_OK) return s;
+
+  char piece[256];
+  double decode_start = NowSeconds();
+  for (int32_t i = 0; i < max_tokens; ++i) {
+    int32_t token = 0;
+    s = staticlm_sample(ctx, &sampler, &token);
+    if (s != STATICLM_OK) return s;
+    if (staticlm_is_end_of_generation(ctx, token)) {
+      stats->ended = true;
+      break;
+    }
+    generated[stats->generated_tokens++] = token;
+    size_t n = 0;
+    s = staticlm_token_to_text(ctx, token, piece, sizeof(piece), &n);
+    if (s != STATICLM_OK) return s;
+    if (n > 0) output.write(output.user, piece, n);
+    // The last token's logits are not needed: stop before decoding it.
+    if (i + 1 == max_tokens) break;
+    if (stats->decode_steps == 0) decode_start = NowSeconds();
+    s = staticlm_decode(ctx, token);
+    if (s == STATICLM_CONTEXT_FULL) {
+      stats->context_full = true;
+      break;
+    }
+    if (s != STATICLM_OK) return s;
+    ++stats->decode_steps;
+  }
+  if (stats->decode_steps > 0) stats->decode_seconds = NowSeconds() - decode_start;
+  size_t n = staticlm_flush_text(ctx, piece, sizeof(piece));
+  if (n > 0) output.write(output.user, piece, n);
+  return STATICLM_OK;
+}
+
+}  // namespace staticlm::cli

@@ -1,0 +1,35 @@
+// The generation loop shared by `run` and `chat`: prefill a prompt, then sample, stream and
+// decode until an end-of-generation token or the token budget. Uses only the C API and the
+// buffers it is given, so it allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "staticlm/staticlm.h"
+
+namespace staticlm::cli {
+
+// Receives streamed text: complete UTF-8 characters only.
+struct TextOutput {
+  void (*write)(void* user, const char* text, size_t bytes);
+  void* user;
+};
+
+struct GenerationStats {
+  size_t prompt_tokens = 0;
+  size_t generated_tokens = 0;
+  double prefill_seconds = 0;
+  size_t decode_steps = 0;    // tokens decoded after the prompt (each one step)
+  double decode_seconds = 0;  // from the first decode step to the end of the loop
+  bool ended = false;         // stopped on an end-of-generation token (not emitted)
+  bool context_full = false;  // stopped because the cache is full
+};
+
+// Prefills `prompt`, then generates up to `max_tokens` tokens into `generated` (capacity
+// ≥ max_tokens). The end-of-generation token, if sampled, is neither decoded nor emitted.
+staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
+                         const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,
+                         TextOutput output, GenerationStats* stats);
+
+}  // namespace staticlm::cli

@@ -1,0 +1,56 @@
+// staticlm: run, chat with and inspect a model. A thin client of include/staticlm/staticlm.h.
+#include <cstdio>
+#include <cstring>
+
+#include "tools/staticlm/commands.h"
+
+namespace {
+
+// stdout gets a fixed buffer so that writing it never allocates in the run phase.
+char stdout_buffer[1 << 16];
+
+void PrintUsage(FILE* out) {
+  std::fputs(
+      "usage: staticlm <command> [options]\n"
+      "commands:\n"
+      "  run      generate from a prompt, streaming text, then print figures\n"
+      "  chat     interactive multi-turn chat (the cache is kept between turns)\n"
+      "  inspect  print the model's metadata, tensor types and planned memory\n"
+      "  help     print this text\n"
+      "options (run, chat, inspect):\n"
+      "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
+      "  --ctx N              max context in tokens (default 2048)\n"
+      "  --chunk N            prefill chunk in tokens (default 64)\n"
+      "  --kv f16|f32         KV cache type (default f16)\n"
+      "  --threads N          worker threads (default 1)\n"
+      "  --max-prompt-bytes N longest prompt text accepted (default 16384)\n"
+      "options (run, chat):\n"
+      "  --prompt TEXT        the prompt (run: default 'The theory of special relativity states ')\n"
+      "  --chat               run: wrap the prompt in the model's chat template\n"
+      "  --system TEXT        system message for --chat and chat\n"
+      "  --max-tokens N       tokens to generate (default 128)\n"
+      "  --temperature T      0 = greedy (default 0.8)\n"
+      "  --top-k K  --top-p P  --min-p P  --repeat-penalty R  --repeat-window N  --seed S\n"
+      "  --json               run: print one JSON object instead of streaming\n",
+      out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  const char* command = argv[1];
+  if (!std::strcmp(command, "run")) return staticlm::cli::RunCommand(argc, argv);
+  if (!std::strcmp(command, "chat")) return staticlm::cli::ChatCommand(argc, argv);
+  if (!std::strcmp(command, "inspect")) return staticlm::cli::InspectCommand(argc, argv);
+  if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
+    PrintUsage(stdout);
+    return 0;
+  }
+  std::fprintf(stderr, "staticlm: unknown command '%s' (try: staticlm help)\n", command);
+  return 2;
+}
