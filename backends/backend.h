@@ -15,10 +15,20 @@ struct BufferBinding {
   uint64_t bytes[kBufferCount] = {0, 0, 0, 0};
 };
 
+// How a backend should run, chosen by the user at init.
+struct BackendOptions {
+  int threads = 1;                 // CPU: worker threads including the caller, created at init
+  bool busy_wait = false;          // CPU: workers spin between ops instead of sleeping
+  bool pin_threads = false;        // CPU: pin worker i to core i
+  bool reference_kernels = false;  // CPU: the plain reference kernels (the oracle) only
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
+  // A one-line description of the choices Prepare made (kernels, threads), for reports.
+  virtual const char* description() const = 0;
   // Init only: validates the plan against the buffers and creates whatever the backend needs.
   // The plan is borrowed and must outlive the backend. May allocate.
   virtual Status Prepare(const Plan& plan, const BufferBinding& buffers) = 0;

@@ -9,19 +9,21 @@ namespace {
 
 struct Entry {
   const char* name;
-  std::unique_ptr<Backend> (*create)();
+  std::unique_ptr<Backend> (*create)(const BackendOptions& options);
 };
 
 const Entry kBackends[] = {
-    {"cpu", [] { return std::unique_ptr<Backend>(new cpu::CpuBackend()); }},
+    {"cpu",
+     [](const BackendOptions& o) { return std::unique_ptr<Backend>(new cpu::CpuBackend(o)); }},
 };
 
 }  // namespace
 
-Status CreateBackend(const char* name, std::unique_ptr<Backend>* out) {
+Status CreateBackend(const char* name, const BackendOptions& options,
+                     std::unique_ptr<Backend>* out) {
   for (const Entry& e : kBackends) {
     if (std::strcmp(e.name, name) == 0) {
-      *out = e.create();
+      *out = e.create(options);
       return Status::Ok();
     }
   }

@@ -9,6 +9,7 @@ namespace staticlm {
 
 // Init only. Creates the backend called `name` ("cpu"); an unknown name is kInvalidArgument
 // listing the names this build knows.
-Status CreateBackend(const char* name, std::unique_ptr<Backend>* out);
+Status CreateBackend(const char* name, const BackendOptions& options,
+                     std::unique_ptr<Backend>* out);
 
 }  // namespace staticlm

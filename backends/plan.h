@@ -45,7 +45,7 @@ enum class OpKind : uint8_t {
   kMatMul,     // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
   kRope,       // (none)                                → x [C, heads · head_dim], rotated in place
   kKvStore,    // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
-  kAttention,  // q [C, heads · hd], k cache, v cache, scores scratch F32 [capacity] → o [C, heads · hd]
+  kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, capacity] → o [C, heads · hd]
   kAdd,        // b [R, d]                              → a [R, d] += b
   kSiluMul,    // up [R, f]                             → gate [R, f] = silu(gate) · up
   kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]

@@ -30,7 +30,9 @@ unsigned long long ReadXcr0() {
   return (static_cast<unsigned long long>(edx) << 32) | eax;
 }
 
-bool Bit(unsigned reg, int bit) { return (reg >> bit) & 1u; }
+bool Bit(unsigned reg, int bit) {
+  return (reg >> bit) & 1u;
+}
 
 CpuFeatures DetectX86() {
   CpuFeatures f;
@@ -39,8 +41,8 @@ CpuFeatures DetectX86() {
   CpuidRegs leaf1 = Cpuid(1, 0);
   if (!Bit(leaf1.ecx, 27) || !Bit(leaf1.ecx, 28)) return f;  // no OSXSAVE or no AVX
   unsigned long long xcr0 = ReadXcr0();
-  const unsigned long long kYmmState = 0x6;     // SSE (bit 1) + AVX upper halves (bit 2)
-  const unsigned long long kZmmState = 0xe0;    // opmask (5), ZMM0-15 upper (6), ZMM16-31 (7)
+  const unsigned long long kYmmState = 0x6;   // SSE (bit 1) + AVX upper halves (bit 2)
+  const unsigned long long kZmmState = 0xe0;  // opmask (5), ZMM0-15 upper (6), ZMM16-31 (7)
   bool ymm_saved = (xcr0 & kYmmState) == kYmmState;
   bool zmm_saved = ymm_saved && (xcr0 & kZmmState) == kZmmState;
   if (!ymm_saved) return f;
@@ -91,10 +93,14 @@ const char* DescribeCpuFeatures(const CpuFeatures& features) {
     bool on;
     const char* name;
   } flags[] = {
-      {features.avx2, "avx2"},         {features.fma, "fma"},
-      {features.f16c, "f16c"},         {features.avx512f, "avx512f"},
-      {features.avx512bw, "avx512bw"}, {features.avx512vl, "avx512vl"},
-      {features.avx512vnni, "avx512vnni"}, {features.neon, "neon"},
+      {features.avx2, "avx2"},
+      {features.fma, "fma"},
+      {features.f16c, "f16c"},
+      {features.avx512f, "avx512f"},
+      {features.avx512bw, "avx512bw"},
+      {features.avx512vl, "avx512vl"},
+      {features.avx512vnni, "avx512vnni"},
+      {features.neon, "neon"},
   };
   for (const auto& flag : flags) {
     if (flag.on) Append(buffer, sizeof(buffer), &used, flag.name);

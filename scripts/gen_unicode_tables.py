@@ -50,6 +50,7 @@ def main():
     w("// Do not edit. Regenerate with:\n")
     w("//   python3 scripts/gen_unicode_tables.py > runtime/tokenizer/unicode_tables.cpp\n")
     w('#include "runtime/tokenizer/unicode_tables.h"\n\n')
+    w("// clang-format off\n")
     w("namespace staticlm::text {\n\n")
     w(f"const char kUnicodeVersion[] = \"{unicodedata.unidata_version}\";\n\n")
     w("const uint8_t kAsciiClass[128] = {\n")
@@ -62,7 +63,8 @@ def main():
     for i in range(0, len(rs), 3):
         chunk = rs[i:i + 3]
         w("    " + " ".join(f"{{0x{a:X}, 0x{b:X}, {NAMES[c]}}}," for a, b, c in chunk) + "\n")
-    w("};\n\n")
+    w("};\n")
+    w("// clang-format on\n\n")
     w("}  // namespace staticlm::text\n")
 
 

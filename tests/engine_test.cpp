@@ -29,9 +29,12 @@ class EngineTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete path_; }
 
-  static Context Create(int ctx_len, int chunk, staticlm_kv_type kv = STATICLM_KV_F32) {
+  static Context Create(int ctx_len, int chunk, staticlm_kv_type kv = STATICLM_KV_F32,
+                        int threads = 1, bool reference = false) {
     staticlm_limits limits;
     staticlm_limits_default(&limits);
+    limits.threads = threads;
+    limits.reference_kernels = reference ? 1 : 0;
     limits.max_context = ctx_len;
     limits.prefill_chunk = chunk;
     limits.kv_type = kv;
@@ -168,6 +171,42 @@ TEST_F(EngineTest, SameSeedSameTokensBitForBit) {
   EXPECT_NE(a, c);
   Context other = Create(64, 3);  // another context and chunk size: same tokens
   EXPECT_EQ(SampleRun(other.get(), 7, 40), a);
+}
+
+// Work is split so that each output is computed by one task in a fixed order: the thread count
+// must not change a single bit.
+TEST_F(EngineTest, ThreadCountDoesNotChangeTheLogits) {
+  auto prompt = Prompt(37);
+  std::vector<float> expected;
+  for (int threads : {1, 2, 3}) {
+    Context ctx = Create(64, 16, STATICLM_KV_F16, threads);
+    ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
+    ASSERT_EQ(staticlm_decode(ctx.get(), 99), STATICLM_OK);
+    auto logits = Logits(ctx.get());
+    if (expected.empty()) {
+      expected = logits;
+    } else {
+      EXPECT_EQ(logits, expected) << threads << " threads";
+    }
+  }
+}
+
+// The SIMD kernels against the reference kernels on a whole model: only summation order
+// differs, so the logits agree to float rounding (the kernels are checked one by one in
+// fast_matmul_test).
+TEST_F(EngineTest, FastKernelsAgreeWithReferenceKernels) {
+  auto prompt = Prompt(29);
+  Context fast = Create(64, 8, STATICLM_KV_F32, 2, false);
+  Context ref = Create(64, 8, STATICLM_KV_F32, 1, true);
+  ASSERT_EQ(staticlm_prefill(fast.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  ASSERT_EQ(staticlm_prefill(ref.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  auto a = Logits(fast.get()), b = Logits(ref.get());
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+    largest = std::max(largest, double(std::fabs(b[i])));
+  }
+  EXPECT_LT(worst, 1e-4 * std::max(1.0, largest)) << "largest logit " << largest;
 }
 
 TEST_F(EngineTest, HistoryRecordsEveryTokenInTheCache) {

@@ -303,6 +303,9 @@ TEST(GgufRoundTrip, OpenFromPathAndMove) {
   ASSERT_TRUE(s.ok()) << s.message();
   std::remove(path.c_str());  // the mapping stays valid
   GgufFile moved = std::move(f);
+  EXPECT_TRUE(f.tensors().empty());
+  EXPECT_EQ(f.FindKey("general.architecture"), nullptr);
+  EXPECT_EQ(f.file_data(), nullptr);
   const TensorInfo* t = moved.FindTensor("t_i32");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->data[0], SampleTensorByte(6, 0));

@@ -161,14 +161,13 @@ TEST(GgufMalformed, BadValues) {
 
 TEST(GgufMalformed, NestingDepth) {
   // Arrays of arrays `depth` deep around one empty u8 array.
+  // Each level is an element type (u32) and a count (u64): array of 1, ..., then u8 of 0.
   auto nested = [](int depth) {
-    std::vector<uint8_t> v;
+    std::vector<uint8_t> v(12 * static_cast<size_t>(depth), 0);
     for (int i = 0; i < depth - 1; ++i) {
-      const uint8_t header[12] = {9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};  // array, count 1
-      v.insert(v.end(), header, header + 12);
+      v[12 * i] = static_cast<uint8_t>(ValueType::kArray);
+      v[12 * i + 4] = 1;
     }
-    const uint8_t inner[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // u8, count 0
-    v.insert(v.end(), inner, inner + 12);
     return v;
   };
   GgufWriter ok;

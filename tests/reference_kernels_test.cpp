@@ -209,10 +209,12 @@ void ExpectAttentionMatches(DType cache_type, double tolerance) {
                k_cache.data(), v_cache.data());
   ref::KvStore(k_rows.data() + first * kv_heads * hd, v_rows.data() + first * kv_heads * hd,
                rows, kv_heads, hd, capacity, first, cache_type, k_cache.data(), v_cache.data());
-  std::vector<float> scores(capacity), out(rows * heads * hd);
+  std::vector<float> scores(heads * capacity), out(rows * heads * hd);
   float scale = 1.0f / std::sqrt(float(hd));
   ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, cache_type,
-                 k_cache.data(), v_cache.data(), scores.data(), out.data());
+                 k_cache.data(), v_cache.data(), scores.data(), out.data(), 0, 2);
+  ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, cache_type,
+                 k_cache.data(), v_cache.data(), scores.data(), out.data(), 2, heads);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t g = h / (heads / kv_heads);

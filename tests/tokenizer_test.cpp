@@ -42,16 +42,16 @@ TEST(UnicodeClassTest, MatchesTheRegexDefinitions) {
   EXPECT_EQ(text::ClassifyCodePoint(0xA0), text::kSpace);  // no-break space (Zs)
   EXPECT_EQ(text::ClassifyCodePoint(0x2028), text::kSpace);
   EXPECT_EQ(text::ClassifyCodePoint(0x3000), text::kSpace);
-  EXPECT_EQ(text::ClassifyCodePoint(0x200B), text::kOther);  // zero width space is Cf
-  EXPECT_EQ(text::ClassifyCodePoint(0xE9), text::kLetter);   // é
-  EXPECT_EQ(text::ClassifyCodePoint(0x4F60), text::kLetter);  // 你 (Lo)
-  EXPECT_EQ(text::ClassifyCodePoint(0x02B0), text::kLetter);  // modifier letter (Lm)
-  EXPECT_EQ(text::ClassifyCodePoint(0x0301), text::kOther);   // combining acute (Mn)
-  EXPECT_EQ(text::ClassifyCodePoint(0x0663), text::kNumber);  // Arabic-Indic three (Nd)
-  EXPECT_EQ(text::ClassifyCodePoint(0xBD), text::kNumber);    // ½ (No)
-  EXPECT_EQ(text::ClassifyCodePoint(0x2167), text::kNumber);  // Roman numeral eight (Nl)
-  EXPECT_EQ(text::ClassifyCodePoint(0xFF10), text::kNumber);  // fullwidth zero
-  EXPECT_EQ(text::ClassifyCodePoint(0x1F600), text::kOther);  // emoji (So)
+  EXPECT_EQ(text::ClassifyCodePoint(0x200B), text::kOther);    // zero width space is Cf
+  EXPECT_EQ(text::ClassifyCodePoint(0xE9), text::kLetter);     // é
+  EXPECT_EQ(text::ClassifyCodePoint(0x4F60), text::kLetter);   // 你 (Lo)
+  EXPECT_EQ(text::ClassifyCodePoint(0x02B0), text::kLetter);   // modifier letter (Lm)
+  EXPECT_EQ(text::ClassifyCodePoint(0x0301), text::kOther);    // combining acute (Mn)
+  EXPECT_EQ(text::ClassifyCodePoint(0x0663), text::kNumber);   // Arabic-Indic three (Nd)
+  EXPECT_EQ(text::ClassifyCodePoint(0xBD), text::kNumber);     // ½ (No)
+  EXPECT_EQ(text::ClassifyCodePoint(0x2167), text::kNumber);   // Roman numeral eight (Nl)
+  EXPECT_EQ(text::ClassifyCodePoint(0xFF10), text::kNumber);   // fullwidth zero
+  EXPECT_EQ(text::ClassifyCodePoint(0x1F600), text::kOther);   // emoji (So)
   EXPECT_EQ(text::ClassifyCodePoint(0x20000), text::kLetter);  // CJK extension B
   EXPECT_EQ(text::ClassifyCodePoint(0x10FFFF), text::kOther);
 }
@@ -84,15 +84,17 @@ TEST(Utf8Test, RejectsIllFormedTextAndSaysWhere) {
     size_t offset;
   };
   const Case cases[] = {
-      {"ab\x80", 2},              // stray continuation
-      {"a\xC3", 1},               // truncated
-      {"\xC0\xAF", 0},            // overlong
-      {"xx\xE0\x9F\xBF", 2},      // overlong three-byte
-      {"\xED\xA0\x80", 0},        // surrogate
-      {"\xF4\x90\x80\x80", 0},    // above U+10FFFF
-      {"\xF5\x80\x80\x80", 0},    // invalid lead
-      {"\xE4\xBD" "a", 0},        // continuation missing
-      {"ok \xF0\x9F\x98", 3},     // truncated at end
+      {"ab\x80", 2},            // stray continuation
+      {"a\xC3", 1},             // truncated
+      {"\xC0\xAF", 0},          // overlong
+      {"xx\xE0\x9F\xBF", 2},    // overlong three-byte
+      {"\xED\xA0\x80", 0},      // surrogate
+      {"\xF4\x90\x80\x80", 0},  // above U+10FFFF
+      {"\xF5\x80\x80\x80", 0},  // invalid lead
+      {"\xE4\xBD"
+       "a",
+       0},                     // continuation missing
+      {"ok \xF0\x9F\x98", 3},  // truncated at end
   };
   for (const Case& c : cases) {
     size_t offset = 99;
@@ -185,7 +187,10 @@ TEST(PreTokenizerTest, DigitsThenGpt2) {
   EXPECT_EQ(Split("x.'s", k), (Pieces{"x", ".'", "s"}));
   EXPECT_EQ(Split("Caf\xC3\xA9 \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x98\x80!", k),
             (Pieces{"Caf\xC3\xA9", " \xE4\xBD\xA0\xE5\xA5\xBD", " \xF0\x9F\x98\x80!"}));
-  EXPECT_EQ(Split("a\xC2\xA0" "b", k), (Pieces{"a", "\xC2\xA0", "b"}));
+  EXPECT_EQ(Split("a\xC2\xA0"
+                  "b",
+                  k),
+            (Pieces{"a", "\xC2\xA0", "b"}));
   EXPECT_EQ(Split("\r\n\r\nx", k), (Pieces{"\r\n\r", "\n", "x"}));
   EXPECT_EQ(Split("", k), Pieces{});
 }
@@ -201,7 +206,8 @@ TEST(PreTokenizerTest, Gpt2KeepsNumbersTogether) {
 }
 
 TEST(PreTokenizerTest, PiecesCoverTheTextExactly) {
-  const std::string s = "Mixed:\t 12 words,\n\n  \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E 'll  \xF0\x9F\x91\x8D ";
+  const std::string s =
+      "Mixed:\t 12 words,\n\n  \xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E 'll  \xF0\x9F\x91\x8D ";
   for (auto kind : {PreTokenizerKind::kGpt2, PreTokenizerKind::kDigitsThenGpt2}) {
     std::string joined;
     for (const std::string& p : Split(s, kind)) {
@@ -225,7 +231,8 @@ struct ToyVocab {
                     const std::vector<TokenType>& extra_types = {}) {
     for (int b = 0; b < 256; ++b) {
       char buf[4];
-      storage.emplace_back(buf, text::EncodeUtf8(text::ByteToCodePoint(static_cast<uint8_t>(b)), buf));
+      storage.emplace_back(buf,
+                           text::EncodeUtf8(text::ByteToCodePoint(static_cast<uint8_t>(b)), buf));
     }
     for (const std::string& t : extra_texts) storage.push_back(t);
     spec.model = "gpt2";
@@ -270,8 +277,8 @@ TEST(BpeTest, EqualRanksMergeLeftmostFirst) {
   v.spec.merges = {"a a", "aa a"};
   Tokenizer tok;
   ASSERT_TRUE(tok.Init(v.spec, 64).ok());
-  EXPECT_EQ(EncodeAll(tok, "aaa", false), (Ids{257}));        // (aa)a -> aaa
-  EXPECT_EQ(EncodeAll(tok, "aaaa", false), (Ids{256, 256}));  // aa aa; no "aa aa" rule
+  EXPECT_EQ(EncodeAll(tok, "aaa", false), (Ids{257}));         // (aa)a -> aaa
+  EXPECT_EQ(EncodeAll(tok, "aaaa", false), (Ids{256, 256}));   // aa aa; no "aa aa" rule
   EXPECT_EQ(EncodeAll(tok, "aaaaa", false), (Ids{256, 257}));  // aa aa a -> aa aaa
   EXPECT_EQ(EncodeAll(tok, "aaaaaaa", false), (Ids{256, 256, 257}));
 }
@@ -312,7 +319,11 @@ TEST(BpeTest, BytesWithoutATokenAreDropped) {
   v.spec.token_types[0x04] = static_cast<int32_t>(TokenType::kUnused);
   Tokenizer tok;
   ASSERT_TRUE(tok.Init(v.spec, 64).ok());
-  EXPECT_EQ(EncodeAll(tok, "a\x04" "b", false), (Ids{'a', 'b'}));  // "\x04" is its own piece
+  EXPECT_EQ(EncodeAll(tok,
+                      "a\x04"
+                      "b",
+                      false),
+            (Ids{'a', 'b'}));                              // "\x04" is its own piece
   EXPECT_EQ(EncodeAll(tok, "!\x04!", false), (Ids{257}));  // one piece: "!!" merges
   EXPECT_EQ(EncodeAll(tok, "\x04", false), Ids{});
 }
@@ -406,15 +417,20 @@ TEST_F(ModelTokenizerTest, RoundTripsVariedText) {
       "   leading spaces and trailing   ",
       "tabs\tand\nnewlines\r\n\n\n  indented\n\t\tcode();",
       "I'm sure they'll say it's fine, don't you think? We've seen it.",
-      "Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9 fa\xC3\xA7" "ade \xC3\x85ngstr\xC3\xB6m",
+      "Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9 fa\xC3\xA7"
+      "ade \xC3\x85ngstr\xC3\xB6m",
       "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C\xEF\xBC\x81",  // 你好，世界！
       "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xD0\xA0\xD0\xBE\xD1\x81\xD1\x81\xD0\xB8\xD1\x8F",
       "Emoji: \xF0\x9F\x98\x80\xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD \xF0\x9F\x87\xBA\xF0\x9F\x87\xB8",
       "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n",
       "<|endoftext|><|im_end|><|im_start|>",
-      "<|im_start <|im_end| <|im_", "def f(x):\n    return x ** 2  # square",
+      "<|im_start <|im_end| <|im_",
+      "def f(x):\n    return x ** 2  # square",
       "\xC2\xBD \xE2\x85\xAB \xD9\xA3\xD9\xA4 \xEF\xBC\x90",
-      "a\xC2\xA0" "b\xE3\x80\x80" "c\xE2\x80\x8B" "d",
+      "a\xC2\xA0"
+      "b\xE3\x80\x80"
+      "c\xE2\x80\x8B"
+      "d",
       "",
   };
   for (const char* t : texts) {
@@ -458,8 +474,8 @@ TEST_F(ModelTokenizerTest, RecognisesSpecialTokensOnlyWhenAsked) {
 }
 
 TEST_F(ModelTokenizerTest, KnowsEndOfGenerationTokens) {
-  EXPECT_TRUE(tokenizer_->IsEndOfGeneration(2));  // <|im_end|>, the EOS
-  EXPECT_TRUE(tokenizer_->IsEndOfGeneration(0));  // <|endoftext|>
+  EXPECT_TRUE(tokenizer_->IsEndOfGeneration(2));   // <|im_end|>, the EOS
+  EXPECT_TRUE(tokenizer_->IsEndOfGeneration(0));   // <|endoftext|>
   EXPECT_FALSE(tokenizer_->IsEndOfGeneration(1));  // <|im_start|>
   EXPECT_FALSE(tokenizer_->IsEndOfGeneration(905));
   EXPECT_FALSE(tokenizer_->IsEndOfGeneration(-3));

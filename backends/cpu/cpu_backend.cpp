@@ -6,6 +6,57 @@
 #include "backends/plan_validation.h"
 
 namespace staticlm::cpu {
+namespace {
+
+// Output columns per matmul task: small enough to balance two to eight threads, large enough
+// that a task's work dwarfs the cost of handing it out.
+constexpr int64_t kMatMulTaskColumns = 64;
+
+struct MatMulJob {
+  MatMulRangeFn fn;
+  DType type;
+  const uint8_t* w;
+  int64_t n_out, n_in, rows;
+  const float* x;
+  float* y;
+};
+
+void MatMulTask(void* user, int task) {
+  const MatMulJob& j = *static_cast<const MatMulJob*>(user);
+  int64_t begin = task * kMatMulTaskColumns;
+  int64_t end = begin + kMatMulTaskColumns < j.n_out ? begin + kMatMulTaskColumns : j.n_out;
+  j.fn(j.type, j.w, j.n_out, j.n_in, j.x, j.rows, j.y, begin, end);
+}
+
+// The reference product restricted to an output range, for --reference runs on threads.
+void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n_in,
+                          const float* x, int64_t rows, float* y, int64_t o_begin,
+                          int64_t o_end) {
+  uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
+  for (int64_t r = 0; r < rows; ++r) {
+    ref::MatMul(type, w + static_cast<uint64_t>(o_begin) * row_bytes, o_end - o_begin, n_in,
+                x + r * n_in, 1, y + r * n_out + o_begin);
+  }
+}
+
+struct AttentionJob {
+  const Op* op;
+  const float* q;
+  int64_t rows, capacity;
+  int32_t position;
+  DType cache_type;
+  const uint8_t *k_cache, *v_cache;
+  float *scores, *out;
+};
+
+void AttentionTask(void* user, int head) {
+  const AttentionJob& j = *static_cast<const AttentionJob*>(user);
+  const OpParams& p = j.op->params;
+  ref::Attention(j.q, j.rows, p.n_heads, p.n_kv_heads, p.head_dim, j.capacity, j.position,
+                 p.scale, j.cache_type, j.k_cache, j.v_cache, j.scores, j.out, head, head + 1);
+}
+
+}  // namespace
 
 Status CpuBackend::Prepare(const Plan& plan, const BufferBinding& buffers) {
   STATICLM_RETURN_IF_ERROR(ValidatePlan(plan, buffers));
@@ -15,6 +66,24 @@ Status CpuBackend::Prepare(const Plan& plan, const BufferBinding& buffers) {
     const TensorRegion& t = plan.tensors[i];
     addresses_[i] = buffers.data[static_cast<int>(t.buffer)] + t.offset;
   }
+  MatMulIsa isa = MatMulIsa::kReference;
+  if (options_.reference_kernels) {
+    matmul_ = ReferenceMatMulRange;
+  } else {
+    SelectMatMul(DetectCpuFeatures(), &isa);
+    matmul_ = MatMulRangeFor(isa);
+  }
+  ThreadPoolOptions pool_options;
+  pool_options.threads = options_.threads;
+  pool_options.busy_wait = options_.busy_wait;
+  pool_options.pin = options_.pin_threads;
+  const char* pin_warning = nullptr;
+  STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
+  if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
+  std::snprintf(description_, sizeof(description_), "cpu: %s matmul, %d thread%s%s%s",
+                options_.reference_kernels ? "reference" : MatMulIsaName(isa), options_.threads,
+                options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
+                options_.pin_threads ? ", pinned" : "");
   return Status::Ok();
 }
 
@@ -29,6 +98,35 @@ Status CpuBackend::Execute(const StepParams& step) {
   }
   for (const Op& op : plan_->ops) RunOp(op, step);
   return Status::Ok();
+}
+
+void CpuBackend::RunMatMul(const Op& op, int64_t rows) {
+  const TensorRegion& w = plan_->tensors[op.inputs[1]];
+  MatMulJob job{matmul_,
+                w.dtype,
+                Address(op.inputs[1]),
+                w.shape[0],
+                w.shape[1],
+                rows,
+                reinterpret_cast<const float*>(Address(op.inputs[0])),
+                reinterpret_cast<float*>(Address(op.outputs[0]))};
+  int tasks = static_cast<int>((job.n_out + kMatMulTaskColumns - 1) / kMatMulTaskColumns);
+  pool_.ParallelFor(tasks, MatMulTask, &job);
+}
+
+void CpuBackend::RunAttention(const Op& op, const StepParams& step, int64_t rows) {
+  const TensorRegion& cache = plan_->tensors[op.inputs[1]];
+  AttentionJob job{&op,
+                   reinterpret_cast<const float*>(Address(op.inputs[0])),
+                   rows,
+                   cache.shape[1],
+                   step.position,
+                   cache.dtype,
+                   Address(op.inputs[1]),
+                   Address(op.inputs[2]),
+                   reinterpret_cast<float*>(Address(op.inputs[3])),
+                   reinterpret_cast<float*>(Address(op.outputs[0]))};
+  pool_.ParallelFor(op.params.n_heads, AttentionTask, &job);
 }
 
 void CpuBackend::RunOp(const Op& op, const StepParams& step) {
@@ -49,11 +147,9 @@ void CpuBackend::RunOp(const Op& op, const StepParams& step) {
     case OpKind::kRmsNorm:
       ref::RmsNorm(input_f32(0), input_f32(1), rows, width, p.eps, y);
       return;
-    case OpKind::kMatMul: {
-      const TensorRegion& w = plan_->tensors[op.inputs[1]];
-      ref::MatMul(w.dtype, Address(op.inputs[1]), w.shape[0], w.shape[1], input_f32(0), rows, y);
+    case OpKind::kMatMul:
+      RunMatMul(op, rows);
       return;
-    }
     case OpKind::kRope:
       ref::Rope(y, rows, width / p.head_dim, p.head_dim, step.position, p.rope_base);
       return;
@@ -63,13 +159,9 @@ void CpuBackend::RunOp(const Op& op, const StepParams& step) {
                    step.position, cache.dtype, Address(op.outputs[0]), Address(op.outputs[1]));
       return;
     }
-    case OpKind::kAttention: {
-      const TensorRegion& cache = plan_->tensors[op.inputs[1]];
-      ref::Attention(input_f32(0), rows, p.n_heads, p.n_kv_heads, p.head_dim, cache.shape[1],
-                     step.position, p.scale, cache.dtype, Address(op.inputs[1]),
-                     Address(op.inputs[2]), reinterpret_cast<float*>(Address(op.inputs[3])), y);
+    case OpKind::kAttention:
+      RunAttention(op, step, rows);
       return;
-    }
     case OpKind::kAdd:
       ref::Add(y, input_f32(0), rows * width);
       return;

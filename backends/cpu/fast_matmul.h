@@ -20,8 +20,8 @@ namespace staticlm::cpu {
 
 // y (rows, n_out) = x (rows, n_in) · wᵀ, w (n_out, n_in) of `type` (F32, F16, BF16, Q8_0,
 // Q4_0 or Q4_1). Run phase: does not allocate.
-using MatMulFn = void (*)(DType type, const uint8_t* w, int64_t n_out, int64_t n_in,
-                          const float* x, int64_t rows, float* y);
+using MatMulFn = void (*)(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                          int64_t rows, float* y);
 
 // The same product restricted to outputs [o_begin, o_end) of every row: writes
 // y[r * n_out + o] for those o only, w and y keeping their full shapes. This is the unit a

@@ -22,11 +22,13 @@ float LoadValue(DType type, const uint8_t* base, int64_t index) {
 
 void Attention(const float* q, int64_t rows, int64_t n_heads, int64_t kv_heads, int64_t head_dim,
                int64_t capacity, int32_t first_position, float scale, DType cache_type,
-               const uint8_t* k_cache, const uint8_t* v_cache, float* scores, float* out) {
+               const uint8_t* k_cache, const uint8_t* v_cache, float* scores_all, float* out,
+               int64_t head_begin, int64_t head_end) {
   int64_t group = n_heads / kv_heads;
   for (int64_t r = 0; r < rows; ++r) {
     int64_t last_slot = first_position + r;  // Static cache: slot = position
-    for (int64_t h = 0; h < n_heads; ++h) {
+    for (int64_t h = head_begin; h < head_end; ++h) {
+      float* scores = scores_all + h * capacity;
       const float* qh = q + (r * n_heads + h) * head_dim;
       int64_t g = h / group;
       for (int64_t t = 0; t <= last_slot; ++t) {

@@ -33,12 +33,15 @@ void KvStore(const float* k, const float* v, int64_t rows, int64_t kv_heads, int
              int64_t capacity, int32_t first_slot, DType cache_type, uint8_t* k_cache,
              uint8_t* v_cache);
 
-// Causal attention over a Static cache (slot = position). Row r of q (rows, n_heads · head_dim)
-// is at position first_position + r and attends to slots 0 … that position. Query head h reads
-// KV head h / (n_heads / kv_heads). scores is scratch of at least `capacity` floats.
+// Causal attention over a Static cache (slot = position), for query heads [head_begin,
+// head_end). Row r of q (rows, n_heads · head_dim) is at position first_position + r and
+// attends to slots 0 … that position. Query head h reads KV head h / (n_heads / kv_heads).
+// scores is scratch (n_heads, capacity): head h uses row h only, so disjoint head ranges can
+// run concurrently.
 void Attention(const float* q, int64_t rows, int64_t n_heads, int64_t kv_heads, int64_t head_dim,
                int64_t capacity, int32_t first_position, float scale, DType cache_type,
-               const uint8_t* k_cache, const uint8_t* v_cache, float* scores, float* out);
+               const uint8_t* k_cache, const uint8_t* v_cache, float* scores, float* out,
+               int64_t head_begin, int64_t head_end);
 
 // a[i] += b[i]
 void Add(float* a, const float* b, int64_t n);

@@ -43,10 +43,14 @@ typedef struct staticlm_limits {
   int32_t max_prompt_bytes; /* longest text staticlm_tokenize / staticlm_format_chat accept */
   staticlm_kv_type kv_type; /* element type of the KV cache */
   int32_t threads;          /* worker threads, created at init (1 = the calling thread only) */
+  /* How the CPU backend runs (the results are identical whatever these say): */
+  int32_t reference_kernels; /* nonzero: the plain reference kernels (the oracle), not SIMD */
+  int32_t busy_wait;         /* nonzero: workers spin between ops instead of sleeping */
+  int32_t pin_threads;       /* nonzero: pin worker i to core i */
 } staticlm_limits;
 
 /* Fills `limits` with the defaults: context 2048, batch 1, chunk 64, 16 KiB prompts, f16 KV,
- * 1 thread. Any phase; never fails. */
+ * 1 thread, fastest kernels, sleeping unpinned workers. Any phase; never fails. */
 void staticlm_limits_default(staticlm_limits* limits);
 
 /* Bytes a context will hold, split as the memory map of DESIGN.md. */

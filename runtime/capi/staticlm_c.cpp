@@ -39,6 +39,9 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->max_prompt_bytes = in->max_prompt_bytes;
   out->kv_dtype = in->kv_type == STATICLM_KV_F32 ? staticlm::DType::kF32 : staticlm::DType::kF16;
   out->threads = in->threads;
+  out->reference_kernels = in->reference_kernels != 0;
+  out->busy_wait = in->busy_wait != 0;
+  out->pin_threads = in->pin_threads != 0;
   return Status::Ok();
 }
 
@@ -67,6 +70,9 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->max_prompt_bytes = d.max_prompt_bytes;
   limits->kv_type = STATICLM_KV_F16;
   limits->threads = d.threads;
+  limits->reference_kernels = 0;
+  limits->busy_wait = 0;
+  limits->pin_threads = 0;
 }
 
 staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,
@@ -109,7 +115,7 @@ staticlm_status staticlm_create(const char* model_path, const staticlm_limits* l
 void staticlm_destroy(staticlm_context* context) { delete context; }
 
 const char* staticlm_last_error(const staticlm_context* context) {
-  return context->last.message();
+  return context == nullptr ? "context is NULL" : context->last.message();
 }
 
 void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memory) {

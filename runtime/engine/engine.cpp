@@ -23,10 +23,8 @@ Status Engine::CheckLimits() const {
                          l.max_context, l.max_batch, l.prefill_chunk, l.max_prompt_bytes,
                          l.threads);
   }
-  if (l.threads != 1) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "threads %d: the reference CPU backend runs on 1 thread so far",
-                         l.threads);
+  if (l.threads > 256) {
+    return Status::Error(StatusCode::kInvalidArgument, "threads %d is more than 256", l.threads);
   }
   return Status::Ok();
 }
@@ -81,7 +79,12 @@ Status Engine::Allocate() {
   binding.bytes[int(BufferId::kArena)] = arena_.size();
   binding.data[int(BufferId::kIo)] = io_.data();
   binding.bytes[int(BufferId::kIo)] = io_.size();
-  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", &backend_));
+  BackendOptions options;
+  options.threads = limits_.threads;
+  options.busy_wait = limits_.busy_wait;
+  options.pin_threads = limits_.pin_threads;
+  options.reference_kernels = limits_.reference_kernels;
+  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", options, &backend_));
   STATICLM_RETURN_IF_ERROR(backend_->Prepare(plan_, binding));
 
   // Warm-up: one step touches every weight page and every code path once, so the first real

@@ -28,6 +28,9 @@ struct EngineLimits {
   int32_t max_prompt_bytes = 16384;
   DType kv_dtype = DType::kF16;
   int32_t threads = 1;
+  bool reference_kernels = false;
+  bool busy_wait = false;
+  bool pin_threads = false;
 };
 
 struct MemoryReport {
@@ -62,6 +65,7 @@ class Engine {
 
   const LlamaConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
+  const Backend* backend() const { return backend_.get(); }
   const Plan& plan() const { return plan_; }
   const gguf::GgufFile& file() const { return file_; }
   Tokenizer& tokenizer() { return tokenizer_; }

@@ -20,6 +20,25 @@ const T* FindSorted(const std::vector<T>& items, const std::vector<uint32_t>& or
 
 }  // namespace
 
+GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
+  if (this == &other) return *this;
+  Reset();
+  map_ = std::move(other.map_);
+  file_data_ = other.file_data_;
+  file_bytes_ = other.file_bytes_;
+  version_ = other.version_;
+  alignment_ = other.alignment_;
+  tensor_data_ = other.tensor_data_;
+  tensor_data_offset_ = other.tensor_data_offset_;
+  tensor_data_bytes_ = other.tensor_data_bytes_;
+  keys_ = std::move(other.keys_);
+  tensors_ = std::move(other.tensors_);
+  key_order_ = std::move(other.key_order_);
+  tensor_order_ = std::move(other.tensor_order_);
+  other.Reset();
+  return *this;
+}
+
 Status GgufFile::Open(const char* path) {
   Reset();
   STATICLM_RETURN_IF_ERROR(map_.Open(path));

@@ -11,8 +11,10 @@
 // getters allocate, lookups (FindKey, FindTensor) and scalar getters do not.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backends/dtype.h"
@@ -48,9 +50,12 @@ struct TensorInfo {
 class GgufFile {
  public:
   GgufFile() = default;
-  // Movable (the mapping does not move, so pointers stay valid); not copyable.
-  GgufFile(GgufFile&&) = default;
-  GgufFile& operator=(GgufFile&&) = default;
+  // Movable: the mapping itself does not move, so every view stays valid in the new
+  // object; the moved-from object is left empty. Not copyable.
+  GgufFile(GgufFile&& other) noexcept { *this = std::move(other); }
+  GgufFile& operator=(GgufFile&& other) noexcept;
+  GgufFile(const GgufFile&) = delete;
+  GgufFile& operator=(const GgufFile&) = delete;
 
   // Maps `path` read-only and parses it; the mapping lives as long as this object.
   // Errors: kIoError (cannot open or map), kFormatError (malformed), kUnsupported (version

@@ -147,7 +147,7 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   uint32_t q = Activation("q", layer, C, q_width);
   uint32_t k = Activation("k", layer, C, kv_width);
   uint32_t v = Activation("v", layer, C, kv_width);
-  uint32_t scores = Add(BufferId::kArena, DType::kF32, {capacity}, "scores");
+  uint32_t scores = Add(BufferId::kArena, DType::kF32, {c_.n_heads, capacity}, "scores");
   uint32_t att = Activation("attn_out", layer, C, q_width);
   uint32_t proj = Activation("attn_proj", layer, C, d);
   AddOp(OpKind::kRmsNorm, {x, attn_norm}, {h}, norm);

@@ -54,8 +54,7 @@ void BpeEncoder::PushPair(const MergeTable& merges, int32_t left) {
 }
 
 Status BpeEncoder::Encode(const MergeTable& merges, const int32_t (&byte_ids)[256],
-                          std::string_view piece, int32_t* out, size_t capacity,
-                          size_t* n_out) {
+                          std::string_view piece, int32_t* out, size_t capacity, size_t* n_out) {
   *n_out = 0;
   const size_t n = piece.size();
   if (n == 0) return Status::Ok();

@@ -23,8 +23,8 @@ class BpeEncoder {
   Status Init(size_t max_piece_bytes);
 
   // Run-phase safe (no allocation). Encodes `piece` into token ids, given the id of each
-  // single-byte token (-1: the byte has none and is dropped). Fails with kInvalidArgument when the piece is longer than the init
-  // limit or the ids do not fit in `capacity`.
+  // single-byte token (-1: the byte has none and is dropped). Fails with kInvalidArgument when the
+  // piece is longer than the init limit or the ids do not fit in `capacity`.
   Status Encode(const MergeTable& merges, const int32_t (&byte_ids)[256], std::string_view piece,
                 int32_t* out, size_t capacity, size_t* n_out);
 

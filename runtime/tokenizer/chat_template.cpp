@@ -44,7 +44,8 @@ Status CheckMessages(const ChatMessage* msgs, size_t n) {
   }
   for (size_t i = 0; i < n; ++i) {
     if (msgs[i].role == nullptr || msgs[i].content == nullptr) {
-      return Status::Error(StatusCode::kInvalidArgument, "chat message with a null role or content");
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "chat message with a null role or content");
     }
   }
   return Status::Ok();
@@ -71,7 +72,8 @@ Status ChatTemplate::Init(std::string_view jinja_template) {
 Status ChatTemplate::FormatChat(const ChatMessage* msgs, size_t n, bool add_generation_prompt,
                                 char* out, size_t cap, size_t* n_out) const {
   *n_out = 0;
-  if (!initialized_) return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
+  if (!initialized_)
+    return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
   if (n > 0 && inserts_default_system_ && std::strcmp(msgs[0].role, "system") != 0) {
@@ -86,7 +88,8 @@ Status ChatTemplate::FormatContinuation(const ChatMessage* msgs, size_t n,
                                         bool add_generation_prompt, char* out, size_t cap,
                                         size_t* n_out) const {
   *n_out = 0;
-  if (!initialized_) return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
+  if (!initialized_)
+    return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
   w.Put("\n");  // the template's newline after the previous reply's <|im_end|>

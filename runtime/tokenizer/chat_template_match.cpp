@@ -5,11 +5,12 @@ namespace staticlm::text {
 namespace {
 
 Status Unsupported(const char* why) {
-  return Status::Error(StatusCode::kUnsupported, "chat template not recognised as ChatML: %s",
-                       why);
+  return Status::Error(StatusCode::kUnsupported, "chat template not recognised as ChatML: %s", why);
 }
 
-bool IsJinjaSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsJinjaSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 void ReplaceAll(std::string* s, std::string_view from, std::string_view to) {
   std::string out;
@@ -43,17 +44,27 @@ bool ReadLiteral(std::string_view t, size_t* i, std::string* out) {
 }
 
 // Text between tags is printed unless it is whitespace that a trim marker or the
-// trim_blocks / lstrip_blocks options of Hugging Face's renderer remove.
-bool PrintsText(std::string_view text, bool after_block, bool after_trim, bool before_block,
-                bool before_trim) {
+// trim_blocks / lstrip_blocks options of Hugging Face's renderer remove. trim_blocks drops
+// the newline right after a block tag; lstrip_blocks drops spaces before a block tag that
+// starts its line.
+bool PrintsText(std::string_view text, bool at_template_start, bool after_block, bool after_trim,
+                bool before_block, bool before_trim) {
   bool all_space = true;
   for (char c : text) all_space = all_space && IsJinjaSpace(c);
   if (!all_space) return true;
   if (after_trim || before_trim) return false;
-  if (after_block && !text.empty() && text[0] == '\n') text.remove_prefix(1);
+  bool line_start = at_template_start;
+  if (after_block && !text.empty() && text[0] == '\n') {
+    text.remove_prefix(1);
+    line_start = true;
+  }
   if (before_block) {
     const size_t nl = text.rfind('\n');
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(0, nl + 1);
+    if (nl != std::string_view::npos) {
+      text = text.substr(0, nl + 1);
+    } else if (line_start) {
+      text = std::string_view();
+    }
   }
   return !text.empty();
 }
@@ -64,7 +75,7 @@ Status CanonicalizeJinja(std::string_view t, std::string* canonical) {
   std::string& out = *canonical;
   out.clear();
   bool after_block = false;  // the previous tag was {% ... %}
-  bool after_trim = false;   // ... and ended with a "-" trim marker
+  bool after_trim = false;   // the previous tag ended with "-", trimming what follows
   size_t i = 0;
   while (i < t.size()) {
     size_t tag = i;
@@ -75,7 +86,8 @@ Status CanonicalizeJinja(std::string_view t, std::string* canonical) {
     if (tag + 1 >= t.size()) tag = t.size();
     const bool before_block = tag < t.size() && t[tag + 1] == '%';
     const bool before_trim = tag + 2 < t.size() && t[tag + 2] == '-';
-    if (PrintsText(t.substr(i, tag - i), after_block, after_trim, before_block, before_trim)) {
+    if (PrintsText(t.substr(i, tag - i), i == 0, after_block, after_trim, before_block,
+                   before_trim)) {
       return Unsupported("it prints literal text between its tags");
     }
     if (tag >= t.size()) break;

@@ -68,8 +68,7 @@ int32_t Tokenizer::MatchSpecial(std::string_view text, size_t pos, bool parse_sp
 }
 
 // Encodes text that holds no special token: pre-tokenize, then BPE each piece.
-Status Tokenizer::EncodeStretch(std::string_view text, int32_t* out, size_t capacity,
-                                size_t* n) {
+Status Tokenizer::EncodeStretch(std::string_view text, int32_t* out, size_t capacity, size_t* n) {
   text::PieceSplitter splitter(text, pre_);
   std::string_view piece;
   while (splitter.Next(&piece)) {
@@ -88,8 +87,8 @@ Status Tokenizer::EncodeStretch(std::string_view text, int32_t* out, size_t capa
   return Status::Ok();
 }
 
-Status Tokenizer::Encode(std::string_view text, bool parse_special, int32_t* out,
-                         size_t capacity, size_t* n_out) {
+Status Tokenizer::Encode(std::string_view text, bool parse_special, int32_t* out, size_t capacity,
+                         size_t* n_out) {
   *n_out = 0;
   if (!initialized_) {
     return Status::Error(StatusCode::kInvalidState, "tokenizer used before Init");

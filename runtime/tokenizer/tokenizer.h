@@ -44,7 +44,7 @@ struct TokenizerSpec {
   std::vector<int32_t> token_types;      // tokenizer.ggml.token_type; empty: all normal
   int32_t bos_id = -1;                   // -1: absent
   int32_t eos_id = -1;
-  int32_t eot_id = -1;  // end of turn, when the file names one
+  int32_t eot_id = -1;   // end of turn, when the file names one
   bool add_bos = false;  // tokenizer.ggml.add_bos_token
 };
 
@@ -98,7 +98,7 @@ class Tokenizer {
   static constexpr uint8_t kAttrControl = 1;      // recognised only with parse_special
   static constexpr uint8_t kAttrUserDefined = 2;  // always recognised
   static constexpr uint8_t kAttrEndOfGen = 4;
-  static constexpr uint8_t kAttrNormal = 8;       // byte-level spelled, takes part in BPE
+  static constexpr uint8_t kAttrNormal = 8;  // byte-level spelled, takes part in BPE
 
   bool initialized_ = false;
   text::PreTokenizerKind pre_ = text::PreTokenizerKind::kGpt2;
@@ -119,8 +119,8 @@ class Tokenizer {
   // token for a few control bytes such as 0x04), which Encode drops like the reference.
   int32_t byte_ids_[256] = {};
   text::MergeTable merges_;
-  std::vector<int32_t> specials_;       // control and user-defined tokens, longest text first
-  bool special_first_byte_[256] = {};   // bytes that can start a special token's text
+  std::vector<int32_t> specials_;      // control and user-defined tokens, longest text first
+  bool special_first_byte_[256] = {};  // bytes that can start a special token's text
   text::BpeEncoder bpe_;
 };
 

@@ -1,6 +1,7 @@
 // Tokenizer::Init: copies the vocabulary, undoes its byte-level spelling, and builds the
 // merge table, the special-token list and the encoder's scratch.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <unordered_map>
@@ -54,8 +55,8 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
                          static_cast<int>(spec.pre.size()), spec.pre.data());
   }
   if (max_text_bytes == 0 || max_text_bytes > (size_t{1} << 30)) {
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "max_text_bytes %zu is outside 1..2^30", max_text_bytes);
+    return Status::Error(StatusCode::kInvalidArgument, "max_text_bytes %zu is outside 1..2^30",
+                         max_text_bytes);
   }
   STATICLM_RETURN_IF_ERROR(InitVocabulary(spec));
   STATICLM_RETURN_IF_ERROR(InitMerges(spec));
@@ -78,6 +79,10 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
   }
   size_t total = 0;
   for (std::string_view t : spec.tokens) total += t.size();
+  if (total > UINT32_MAX) {
+    return Status::Error(StatusCode::kFormatError, "vocabulary text is %zu bytes (limit 4 GiB)",
+                         total);
+  }
   text_.assign(total, 0);
   bytes_.assign(total, 0);  // decoded bytes are never longer than their spelling
   text_offsets_.assign(n + 1, 0);
@@ -117,7 +122,8 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
   for (int32_t& id : byte_ids_) id = -1;
   for (size_t i = n; i-- > 0;) {  // the lowest id wins when two tokens spell one byte
     const std::string_view b = TokenBytesView(static_cast<int32_t>(i));
-    if ((attrs_[i] & kAttrNormal) != 0 && b.size() == 1) byte_ids_[static_cast<uint8_t>(b[0])] = static_cast<int32_t>(i);
+    if ((attrs_[i] & kAttrNormal) != 0 && b.size() == 1)
+      byte_ids_[static_cast<uint8_t>(b[0])] = static_cast<int32_t>(i);
   }
   const auto valid_or_absent = [n](int32_t id) { return id >= -1 && id < static_cast<int64_t>(n); };
   if (!valid_or_absent(spec.bos_id) || !valid_or_absent(spec.eos_id) ||
@@ -173,10 +179,11 @@ Status Tokenizer::InitMerges(const TokenizerSpec& spec) {
     }
     if (ids[0] < 0 || ids[1] < 0 || ids[2] < 0) {
       return Status::Error(StatusCode::kFormatError,
-                           "merge %zu ('%.*s') does not join two vocabulary tokens into a third",
-                           r, static_cast<int>(std::min<size_t>(m.size(), 64)), m.data());
+                           "merge %zu ('%.*s') does not join two vocabulary tokens into a third", r,
+                           static_cast<int>(std::min<size_t>(m.size(), 64)), m.data());
     }
-    merges_.Insert(ids[0], ids[1], static_cast<int32_t>(r), ids[2]);  // duplicates keep rank
+    // A pair listed twice keeps its first (lowest) rank.
+    merges_.Insert(ids[0], ids[1], static_cast<int32_t>(r), ids[2]);
   }
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 //   python3 scripts/gen_unicode_tables.py > runtime/tokenizer/unicode_tables.cpp
 #include "runtime/tokenizer/unicode_tables.h"
 
+// clang-format off
 namespace staticlm::text {
 
 const char kUnicodeVersion[] = "14.0.0";
@@ -281,5 +282,6 @@ const CodePointRange kCodePointRanges[] = {
     {0x2A700, 0x2B738, kLetter}, {0x2B740, 0x2B81D, kLetter}, {0x2B820, 0x2CEA1, kLetter},
     {0x2CEB0, 0x2EBE0, kLetter}, {0x2F800, 0x2FA1D, kLetter}, {0x30000, 0x3134A, kLetter},
 };
+// clang-format on
 
 }  // namespace staticlm::text

@@ -21,7 +21,7 @@ struct CodePointRange {
   CodePointClass cls;
 };
 
-extern const char kUnicodeVersion[];  // of the data the tables were generated from
+extern const char kUnicodeVersion[];    // of the data the tables were generated from
 extern const uint8_t kAsciiClass[128];  // CodePointClass of each ASCII code point
 // Sorted, disjoint ranges of every non-kOther code point.
 extern const CodePointRange kCodePointRanges[];

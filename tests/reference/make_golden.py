@@ -297,11 +297,11 @@ def describe_disagreements(toks, texts):
 def write_tokenizer(toks, context):
     out = GoldenWriter("tokenizer.txt", "tokenizer ids for varied texts", context)
     for text in TOKENIZER_TEXTS:
-        out.line(f"text {hex_of(text)}")
+        out.line(f"text {hex_of(text)}".rstrip())
         out.line(f"ids {ids_str(toks.encode(text))}".rstrip())
     out.note(f"add_bos = {toks.meta['add_bos']} (tokenizer.ggml.add_bos_token); special tokens in text parsed as special")
     out.note(describe_disagreements(toks, TOKENIZER_TEXTS))
-    out.note("format: 'text <hex of UTF-8 bytes>' then 'ids <space-separated ids>' (empty list for empty text)")
+    out.note("format: 'text <hex of UTF-8 bytes>' then 'ids <space-separated ids>' (both lines bare for the empty text)")
     return out.write()
 
 

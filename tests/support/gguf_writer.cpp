@@ -8,11 +8,12 @@ namespace staticlm::test {
 
 namespace {
 
+// Byte by byte: GCC 12's -Wstringop-overflow misfires on resize-then-memcpy at -O3.
 template <typename T>
 void Append(std::vector<uint8_t>* out, T v) {
-  size_t at = out->size();
-  out->resize(at + sizeof(T));
-  std::memcpy(out->data() + at, &v, sizeof(T));
+  uint8_t bytes[sizeof(T)];
+  std::memcpy(bytes, &v, sizeof(T));
+  for (uint8_t b : bytes) out->push_back(b);
 }
 
 void AppendBytes(std::vector<uint8_t>* out, const void* data, size_t n) {

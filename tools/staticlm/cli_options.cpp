@@ -97,6 +97,9 @@ bool ParseOptions(int argc, char** argv, int first, Options* o) {
     const char* flag = argv[i];
     if (!std::strcmp(flag, "--chat")) { o->chat_template = true; continue; }
     if (!std::strcmp(flag, "--json")) { o->json = true; continue; }
+    if (!std::strcmp(flag, "--reference")) { o->limits.reference_kernels = 1; continue; }
+    if (!std::strcmp(flag, "--busy-wait")) { o->limits.busy_wait = 1; continue; }
+    if (!std::strcmp(flag, "--pin")) { o->limits.pin_threads = 1; continue; }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
       return false;

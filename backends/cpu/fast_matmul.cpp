@@ -1,0 +1,105 @@
+#include "backends/cpu/fast_matmul.h"
+
+#include "backends/cpu/dequantize.h"
+#include "backends/cpu/matmul_impls.h"
+#include "backends/cpu/reference_kernels.h"
+
+namespace staticlm::cpu {
+namespace detail {
+
+void MatMulRangeReference(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                          int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
+  uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = o_begin; o < o_end; ++o) {
+      y[r * n_out + o] = DotRow(type, w + static_cast<uint64_t>(o) * row_bytes, x + r * n_in, n_in);
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+#if defined(STATICLM_HAVE_X86_MATMUL)
+void MatMulAvx2(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                int64_t rows, float* y) {
+  detail::MatMulRangeAvx2(type, w, n_out, n_in, x, rows, y, 0, n_out);
+}
+
+void MatMulAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                  int64_t rows, float* y) {
+  detail::MatMulRangeAvx512(type, w, n_out, n_in, x, rows, y, 0, n_out);
+}
+#endif
+
+}  // namespace
+
+bool IsaSupported(MatMulIsa isa, const CpuFeatures& f) {
+  switch (isa) {
+    case MatMulIsa::kReference:
+      return true;
+    case MatMulIsa::kAvx2:
+      return f.avx2 && f.fma && f.f16c;
+    case MatMulIsa::kAvx512:
+      return f.avx512f && f.avx512bw && f.avx512vl && f.avx2 && f.fma && f.f16c;
+  }
+  return false;
+}
+
+MatMulFn MatMulFor(MatMulIsa isa) {
+  switch (isa) {
+    case MatMulIsa::kReference:
+      return &ref::MatMul;
+#if defined(STATICLM_HAVE_X86_MATMUL)
+    case MatMulIsa::kAvx2:
+      return &MatMulAvx2;
+    case MatMulIsa::kAvx512:
+      return &MatMulAvx512;
+#endif
+    default:
+      return nullptr;
+  }
+}
+
+MatMulRangeFn MatMulRangeFor(MatMulIsa isa) {
+  switch (isa) {
+    case MatMulIsa::kReference:
+      return &detail::MatMulRangeReference;
+#if defined(STATICLM_HAVE_X86_MATMUL)
+    case MatMulIsa::kAvx2:
+      return &detail::MatMulRangeAvx2;
+    case MatMulIsa::kAvx512:
+      return &detail::MatMulRangeAvx512;
+#endif
+    default:
+      return nullptr;
+  }
+}
+
+MatMulFn SelectMatMul(const CpuFeatures& features, MatMulIsa* chosen) {
+  const MatMulIsa preference[] = {MatMulIsa::kAvx512, MatMulIsa::kAvx2, MatMulIsa::kReference};
+  for (MatMulIsa isa : preference) {
+    MatMulFn fn = MatMulFor(isa);
+    if (fn != nullptr && IsaSupported(isa, features)) {
+      if (chosen != nullptr) *chosen = isa;
+      return fn;
+    }
+  }
+  if (chosen != nullptr) *chosen = MatMulIsa::kReference;
+  return &ref::MatMul;
+}
+
+const char* MatMulIsaName(MatMulIsa isa) {
+  switch (isa) {
+    case MatMulIsa::kReference:
+      return "reference";
+    case MatMulIsa::kAvx2:
+      return "avx2";
+    case MatMulIsa::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,23 @@
+// Internal to the fast matmul: the per-ISA entry points behind fast_matmul.h. Each has the
+// MatMulRangeFn contract and must only be called on a CPU that supports its ISA.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/dtype.h"
+
+namespace staticlm::cpu::detail {
+
+#if defined(__x86_64__)
+#define STATICLM_HAVE_X86_MATMUL 1
+void MatMulRangeAvx2(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                     int64_t rows, float* y, int64_t o_begin, int64_t o_end);
+void MatMulRangeAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                       int64_t rows, float* y, int64_t o_begin, int64_t o_end);
+#endif
+
+// The reference, restricted to an output range (for ISAs without a kernel for `type`).
+void MatMulRangeReference(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                          int64_t rows, float* y, int64_t o_begin, int64_t o_end);
+
+}  // namespace staticlm::cpu::detail

@@ -1,0 +1,81 @@
+// Internal to the fast matmul: how the output is cut into tiles, shared by every ISA.
+//
+// A tile is O output features × R activation rows. Its kernel decodes each weight block of
+// its O weight rows once and applies it to all R rows, so a weight is read once per tile.
+// Tiles walk the outputs in the outer loop and the rows in the inner one: the O weight rows
+// stay in L1 while every row tile of x (small, in L2) passes over them, so the weights are
+// streamed from memory exactly once per call.
+//
+// Every kernel gives output (o, r) its own accumulator and the same sequence of operations
+// whatever O, R or the tile's position, which makes the results independent of tiling.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace staticlm::cpu::tiles {
+
+constexpr int kMaxTileOutputs = 4;
+constexpr int kMaxTileRows = 4;
+
+// One tile: w points at its first weight row, x at its first activation row, y at its
+// first output (row stride n_out).
+struct TileArgs {
+  const uint8_t* w;
+  size_t row_bytes;  // bytes of one weight row
+  const float* x;
+  int64_t n_in;
+  float* y;
+  int64_t n_out;
+};
+
+using TileFn = void (*)(const TileArgs&);
+
+// K provides `template <int O, int R> static void Run(const TileArgs&)`.
+template <class K, int R>
+TileFn PickOutputs(int outputs) {
+  switch (outputs) {
+    case 1:
+      return &K::template Run<1, R>;
+    case 2:
+      return &K::template Run<2, R>;
+    case 3:
+      return &K::template Run<3, R>;
+    default:
+      return &K::template Run<4, R>;
+  }
+}
+
+template <class K>
+TileFn PickTile(int outputs, int rows) {
+  switch (rows) {
+    case 1:
+      return PickOutputs<K, 1>(outputs);
+    case 2:
+      return PickOutputs<K, 2>(outputs);
+    case 3:
+      return PickOutputs<K, 3>(outputs);
+    default:
+      return PickOutputs<K, 4>(outputs);
+  }
+}
+
+// Computes outputs [o_begin, o_end) of every row with tiles of at most tile_outputs ×
+// tile_rows (each ≤ 4). `whole` describes the full problem (w at row 0, y at (0, 0)).
+template <class K>
+void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end,
+                int tile_outputs, int tile_rows) {
+  for (int64_t o0 = o_begin; o0 < o_end; o0 += tile_outputs) {
+    int outputs = static_cast<int>(o_end - o0 < tile_outputs ? o_end - o0 : tile_outputs);
+    for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+      int tile = static_cast<int>(rows - r0 < tile_rows ? rows - r0 : tile_rows);
+      TileArgs args = whole;
+      args.w = whole.w + static_cast<size_t>(o0) * whole.row_bytes;
+      args.x = whole.x + r0 * whole.n_in;
+      args.y = whole.y + r0 * whole.n_out + o0;
+      PickTile<K>(outputs, tile)(args);
+    }
+  }
+}
+
+}  // namespace staticlm::cpu::tiles
