@@ -29,12 +29,16 @@ class Backend {
   virtual const char* name() const = 0;
   // A one-line description of the choices Prepare made (kernels, threads), for reports.
   virtual const char* description() const = 0;
-  // Init only: validates the plan against the buffers and creates whatever the backend needs.
-  // The plan is borrowed and must outlive the backend. May allocate.
-  virtual Status Prepare(const Plan& plan, const BufferBinding& buffers) = 0;
-  // Run phase: walks the plan once for one step. Never allocates, blocks on I/O or creates
-  // threads; errors carry static messages.
-  virtual Status Execute(const StepParams& step) = 0;
+  // Init only: validates each plan against the buffers (which all plans share: a decode plan
+  // and a prefill plan use the same weights, cache and arena) and creates whatever the backend
+  // needs. The plans are borrowed and must outlive the backend. May allocate.
+  virtual Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) = 0;
+  // Run phase: walks plan `plan_index` once for one step. Never allocates, blocks on I/O or
+  // creates threads; errors carry static messages.
+  virtual Status Execute(int plan_index, const StepParams& step) = 0;
+  // Seconds spent waiting on other threads since the last reset; 0 for single-threaded ones.
+  virtual double sync_seconds() const { return 0.0; }
+  virtual void ResetSyncSeconds() {}
 };
 
 }  // namespace staticlm

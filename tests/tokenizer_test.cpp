@@ -450,6 +450,9 @@ TEST_F(ModelTokenizerTest, MatchesReferenceIds) {
   EXPECT_EQ(Encode("<|im_start|>user\nHi<|im_end|>\n"), (Ids{1, 4093, 198, 26843, 2, 198}));
   EXPECT_EQ(Encode("I'm 2024"), (Ids{57, 5248, 216, 34, 32, 34, 36}));
   EXPECT_EQ(Encode("\xC3\xA9"), (Ids{2756}));
+  // Spaces before a number stay together, because the number is split off first.
+  EXPECT_EQ(Encode("Total:   42 items"), (Ids{17647, 42, 333, 36, 34, 3723}));
+  EXPECT_EQ(Encode("x  7"), (Ids{104, 256, 39}));
   EXPECT_EQ(Encode("<|im_start|>", false), (Ids{44, 108, 306, 79, 3738, 108, 46}));
 }
 

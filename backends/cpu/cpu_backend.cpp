@@ -58,13 +58,16 @@ void AttentionTask(void* user, int head) {
 
 }  // namespace
 
-Status CpuBackend::Prepare(const Plan& plan, const BufferBinding& buffers) {
-  STATICLM_RETURN_IF_ERROR(ValidatePlan(plan, buffers));
-  plan_ = &plan;
-  addresses_.assign(plan.tensors.size(), nullptr);
-  for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    const TensorRegion& t = plan.tensors[i];
-    addresses_[i] = buffers.data[static_cast<int>(t.buffer)] + t.offset;
+Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) {
+  plans_.clear();
+  for (int i = 0; i < n_plans; ++i) {
+    STATICLM_RETURN_IF_ERROR(ValidatePlan(*plans[i], buffers));
+    BoundPlan b;
+    b.plan = plans[i];
+    for (const TensorRegion& t : plans[i]->tensors) {
+      b.addresses.push_back(buffers.data[static_cast<int>(t.buffer)] + t.offset);
+    }
+    plans_.push_back(std::move(b));
   }
   MatMulIsa isa = MatMulIsa::kReference;
   if (options_.reference_kernels) {
@@ -87,21 +90,25 @@ Status CpuBackend::Prepare(const Plan& plan, const BufferBinding& buffers) {
   return Status::Ok();
 }
 
-Status CpuBackend::Execute(const StepParams& step) {
-  if (plan_ == nullptr) return Status::Error(StatusCode::kInvalidState, "backend not prepared");
-  const PlanLimits& limits = plan_->limits;
+Status CpuBackend::Execute(int plan_index, const StepParams& step) {
+  if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) {
+    return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
+  }
+  const BoundPlan& b = plans_[static_cast<size_t>(plan_index)];
+  const PlanLimits& limits = b.plan->limits;
   if (step.n_tokens <= 0 || step.n_tokens > limits.prefill_chunk) {
     return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
   }
   if (step.position < 0 || step.position > limits.max_context - step.n_tokens) {
     return Status::Error(StatusCode::kContextFull, "step would write past the context");
   }
-  for (const Op& op : plan_->ops) RunOp(op, step);
+  for (const Op& op : b.plan->ops) RunOp(b, op, step);
   return Status::Ok();
 }
 
-void CpuBackend::RunMatMul(const Op& op, int64_t rows) {
-  const TensorRegion& w = plan_->tensors[op.inputs[1]];
+void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
+  auto Address = [&](uint32_t t) { return b.addresses[t]; };
+  const TensorRegion& w = b.plan->tensors[op.inputs[1]];
   MatMulJob job{matmul_,
                 w.dtype,
                 Address(op.inputs[1]),
@@ -114,8 +121,10 @@ void CpuBackend::RunMatMul(const Op& op, int64_t rows) {
   pool_.ParallelFor(tasks, MatMulTask, &job);
 }
 
-void CpuBackend::RunAttention(const Op& op, const StepParams& step, int64_t rows) {
-  const TensorRegion& cache = plan_->tensors[op.inputs[1]];
+void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams& step,
+                              int64_t rows) {
+  auto Address = [&](uint32_t t) { return b.addresses[t]; };
+  const TensorRegion& cache = b.plan->tensors[op.inputs[1]];
   AttentionJob job{&op,
                    reinterpret_cast<const float*>(Address(op.inputs[0])),
                    rows,
@@ -129,9 +138,11 @@ void CpuBackend::RunAttention(const Op& op, const StepParams& step, int64_t rows
   pool_.ParallelFor(op.params.n_heads, AttentionTask, &job);
 }
 
-void CpuBackend::RunOp(const Op& op, const StepParams& step) {
+void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step) {
+  auto Address = [&](uint32_t t) { return b.addresses[t]; };
+  const Plan& plan = *b.plan;
   const OpParams& p = op.params;
-  const TensorRegion& out = plan_->tensors[op.outputs[0]];
+  const TensorRegion& out = plan.tensors[op.outputs[0]];
   int64_t rows = p.rows_from_step ? step.n_tokens : out.shape[0];
   int64_t width = out.shape[1];
   float* y = reinterpret_cast<float*>(Address(op.outputs[0]));
@@ -139,7 +150,7 @@ void CpuBackend::RunOp(const Op& op, const StepParams& step) {
 
   switch (op.kind) {
     case OpKind::kEmbed: {
-      const TensorRegion& table = plan_->tensors[op.inputs[0]];
+      const TensorRegion& table = plan.tensors[op.inputs[0]];
       ref::Embed(table.dtype, Address(op.inputs[0]), width,
                  reinterpret_cast<const int32_t*>(Address(op.inputs[1])), rows, y);
       return;
@@ -148,19 +159,19 @@ void CpuBackend::RunOp(const Op& op, const StepParams& step) {
       ref::RmsNorm(input_f32(0), input_f32(1), rows, width, p.eps, y);
       return;
     case OpKind::kMatMul:
-      RunMatMul(op, rows);
+      RunMatMul(b, op, rows);
       return;
     case OpKind::kRope:
       ref::Rope(y, rows, width / p.head_dim, p.head_dim, step.position, p.rope_base);
       return;
     case OpKind::kKvStore: {
-      const TensorRegion& cache = plan_->tensors[op.outputs[0]];
+      const TensorRegion& cache = plan.tensors[op.outputs[0]];
       ref::KvStore(input_f32(0), input_f32(1), rows, p.n_kv_heads, p.head_dim, cache.shape[1],
                    step.position, cache.dtype, Address(op.outputs[0]), Address(op.outputs[1]));
       return;
     }
     case OpKind::kAttention:
-      RunAttention(op, step, rows);
+      RunAttention(b, op, step, rows);
       return;
     case OpKind::kAdd:
       ref::Add(y, input_f32(0), rows * width);
@@ -169,7 +180,7 @@ void CpuBackend::RunOp(const Op& op, const StepParams& step) {
       ref::SiluMul(y, input_f32(0), rows * width);
       return;
     case OpKind::kTakeLast: {
-      const TensorRegion& x = plan_->tensors[op.inputs[0]];
+      const TensorRegion& x = plan.tensors[op.inputs[0]];
       std::memcpy(y, input_f32(0) + (step.n_tokens - 1) * x.shape[1],
                   static_cast<size_t>(x.shape[1]) * sizeof(float));
       return;

@@ -18,22 +18,25 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(const BackendOptions& options) : options_(options) {}
   const char* name() const override { return "cpu"; }
   const char* description() const override { return description_; }
-  Status Prepare(const Plan& plan, const BufferBinding& buffers) override;
-  Status Execute(const StepParams& step) override;
+  Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) override;
+  Status Execute(int plan_index, const StepParams& step) override;
 
-  // Seconds the caller waited for workers since the last reset (synchronisation cost).
-  double sync_seconds() const { return pool_.wait_seconds(); }
-  void ResetSyncSeconds() { pool_.ResetWaitSeconds(); }
+  double sync_seconds() const override { return pool_.wait_seconds(); }
+  void ResetSyncSeconds() override { pool_.ResetWaitSeconds(); }
 
  private:
-  void RunOp(const Op& op, const StepParams& step);
-  void RunMatMul(const Op& op, int64_t rows);
-  void RunAttention(const Op& op, const StepParams& step, int64_t rows);
-  uint8_t* Address(uint32_t tensor) const { return addresses_[tensor]; }
+  // A plan with its tensors' addresses, resolved at Prepare.
+  struct BoundPlan {
+    const Plan* plan = nullptr;
+    std::vector<uint8_t*> addresses;  // one per plan tensor
+  };
+
+  void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
+  void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
+  void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
 
   BackendOptions options_;
-  const Plan* plan_ = nullptr;
-  std::vector<uint8_t*> addresses_;  // one per plan tensor, resolved at Prepare
+  std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
   ThreadPool pool_;
   char description_[160] = "cpu (not prepared)";

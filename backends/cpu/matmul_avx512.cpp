@@ -26,10 +26,26 @@ namespace {
 
 using tiles::TileArgs;
 
-STATICLM_AVX512 float LoadHalf(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof(h));
-  return _cvtsh_ss(h);
+// Stops GCC from fusing a multiply and the add after it into one FMA (C++ defaults to
+// -ffp-contract=fast): the reference rounds twice, and the weights must decode to its values.
+STATICLM_AVX512 __m512 Unfused(__m512 v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
+
+// Block scales are decoded ahead of the blocks, kScaleChunk at a time, into a small array on
+// the stack: one vcvtph2ps for 16 blocks instead of a scalar conversion and a broadcast per
+// block, which would compete with the nibble shuffles for the same execution port.
+constexpr int kScaleChunk = 16;
+
+// out[j] = the f16 at byte `offset` of block j (j < count; the rest 0).
+STATICLM_AVX512 void ConvertScales(const uint8_t* first_block, size_t block_bytes, size_t offset,
+                                   int count, float* out) {
+  alignas(32) uint16_t halves[kScaleChunk] = {};
+  for (int j = 0; j < count; ++j) {
+    std::memcpy(&halves[j], first_block + j * block_bytes + offset, sizeof(uint16_t));
+  }
+  _mm512_storeu_ps(out, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(halves))));
 }
 
 // Lane q holds float(q), so that table = iota · d + offset decodes nibble q exactly as the
@@ -40,44 +56,52 @@ STATICLM_AVX512 __m512 Iota() {
 
 // A 4-bit block: 16 bytes of nibbles looked up in the block's 16-entry table. vpermps reads
 // only the low 4 bits of each index, so the low nibbles need no mask.
-STATICLM_AVX512 void DecodeNibbles(const uint8_t* qs, __m512 table, __m512 out[2]) {
+STATICLM_AVX512 void DecodeNibbles(const uint8_t* qs, float d, float offset, __m512 out[2]) {
+  __m512 table =
+      _mm512_add_ps(Unfused(_mm512_mul_ps(Iota(), _mm512_set1_ps(d))), _mm512_set1_ps(offset));
   __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
   out[0] = _mm512_permutexvar_ps(bytes, table);
   out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), table);
 }
 
+// Quantized blocks. LoadScales fills scales[k * kScaleChunk + j] with scale k of block j;
+// Decode gets a pointer to its block's first scale.
 struct Q4_0Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 2;
   static constexpr size_t kBytes = 18;
-  static constexpr bool kHasTail = false;
-  STATICLM_AVX512 static void Decode(const uint8_t* block, __m512 out[2]) {
-    float d = LoadHalf(block);
-    __m512 table =
-        _mm512_add_ps(_mm512_mul_ps(Iota(), _mm512_set1_ps(d)), _mm512_set1_ps(-8.0f * d));
-    DecodeNibbles(block + 2, table, out);
+  static constexpr int kScales = 2;  // d, −8·d
+  STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    ConvertScales(first, kBytes, 0, count, scales);
+    __m512 d = _mm512_loadu_ps(scales);
+    _mm512_storeu_ps(scales + kScaleChunk, _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
+  }
+  STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
+    DecodeNibbles(block + 2, s[0], s[kScaleChunk], out);
   }
 };
 
 struct Q4_1Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 2;
   static constexpr size_t kBytes = 20;
-  static constexpr bool kHasTail = false;
-  STATICLM_AVX512 static void Decode(const uint8_t* block, __m512 out[2]) {
-    __m512 table = _mm512_add_ps(_mm512_mul_ps(Iota(), _mm512_set1_ps(LoadHalf(block))),
-                                 _mm512_set1_ps(LoadHalf(block + 2)));
-    DecodeNibbles(block + 4, table, out);
+  static constexpr int kScales = 2;  // d, m
+  STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    ConvertScales(first, kBytes, 0, count, scales);
+    ConvertScales(first, kBytes, 2, count, scales + kScaleChunk);
+  }
+  STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
+    DecodeNibbles(block + 4, s[0], s[kScaleChunk], out);
   }
 };
 
 struct Q8_0Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 2;
   static constexpr size_t kBytes = 34;
-  static constexpr bool kHasTail = false;
-  STATICLM_AVX512 static void Decode(const uint8_t* block, __m512 out[2]) {
-    __m512 d = _mm512_set1_ps(LoadHalf(block));
+  static constexpr int kScales = 1;  // d
+  STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    ConvertScales(first, kBytes, 0, count, scales);
+  }
+  STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
+    __m512 d = _mm512_set1_ps(s[0]);
     for (int v = 0; v < 2; ++v) {
       __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2 + 16 * v));
       out[v] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d);
@@ -87,25 +111,17 @@ struct Q8_0Block {
 
 // Plain types: a step is 16 elements; the last partial step is read with a lane mask.
 struct F32Block {
-  static constexpr int kElements = 16;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 64;
-  static constexpr bool kHasTail = true;
-  STATICLM_AVX512 static void Decode(const uint8_t* p, __m512 out[1]) {
-    out[0] = _mm512_loadu_ps(p);
-  }
+  STATICLM_AVX512 static __m512 Decode(const uint8_t* p) { return _mm512_loadu_ps(p); }
   STATICLM_AVX512 static __m512 DecodeTail(const uint8_t* p, __mmask16 mask) {
     return _mm512_maskz_loadu_ps(mask, p);
   }
 };
 
 struct F16Block {
-  static constexpr int kElements = 16;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 32;
-  static constexpr bool kHasTail = true;
-  STATICLM_AVX512 static void Decode(const uint8_t* p, __m512 out[1]) {
-    out[0] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  STATICLM_AVX512 static __m512 Decode(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   STATICLM_AVX512 static __m512 DecodeTail(const uint8_t* p, __mmask16 mask) {
     return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, p));
@@ -113,15 +129,12 @@ struct F16Block {
 };
 
 struct BF16Block {
-  static constexpr int kElements = 16;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 32;
-  static constexpr bool kHasTail = true;
   STATICLM_AVX512 static __m512 Widen(__m256i bits) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
   }
-  STATICLM_AVX512 static void Decode(const uint8_t* p, __m512 out[1]) {
-    out[0] = Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  STATICLM_AVX512 static __m512 Decode(const uint8_t* p) {
+    return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
   STATICLM_AVX512 static __m512 DecodeTail(const uint8_t* p, __mmask16 mask) {
     return Widen(_mm256_maskz_loadu_epi16(mask, p));
@@ -131,7 +144,6 @@ struct BF16Block {
 // Fixed pairing (halves, then quarters, ...) so every output is reduced the same way.
 STATICLM_AVX512 float ReduceAdd(__m512 v) {
   __m256 lo = _mm512_castps512_ps256(v);
-  // A lane shuffle rather than an extract: GCC 12 warns inside _mm512_extractf64x4_pd.
   __m256 hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(3, 2, 3, 2)));
   __m256 s8 = _mm256_add_ps(lo, hi);
   __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
@@ -140,56 +152,92 @@ STATICLM_AVX512 float ReduceAdd(__m512 v) {
   return _mm_cvtss_f32(s1);
 }
 
+// Every output (o, r) owns accumulator acc[o][r] and sees the same operations in the same
+// order whatever the tile shape: that is what makes results independent of tiling.
+template <int O, int R>
+STATICLM_AVX512 void StoreSums(const TileArgs& a, __m512 (&acc)[O][R]) {
+  for (int r = 0; r < R; ++r) {
+    for (int o = 0; o < O; ++o) a.y[r * a.n_out + o] = ReduceAdd(acc[o][r]);
+  }
+}
+
 template <class B>
-struct Tiles {
+struct QuantizedTiles {
   template <int O, int R>
   STATICLM_AVX512_KERNEL static void Run(const TileArgs& a) {
     __m512 acc[O][R];
-#pragma GCC unroll 4
     for (int o = 0; o < O; ++o) {
-#pragma GCC unroll 4
       for (int r = 0; r < R; ++r) acc[o][r] = _mm512_setzero_ps();
     }
-    const int64_t steps = a.n_in / B::kElements;
-    for (int64_t s = 0; s < steps; ++s) {
-      __m512 w[O][B::kVectors];
+    alignas(64) float scales[O][B::kScales * kScaleChunk];
+    const int64_t blocks = a.n_in / B::kElements;
+    for (int64_t b0 = 0; b0 < blocks; b0 += kScaleChunk) {
+      const int count = static_cast<int>(blocks - b0 < kScaleChunk ? blocks - b0 : kScaleChunk);
+      const uint8_t* chunk = a.w + b0 * B::kBytes;
+      for (int o = 0; o < O; ++o) B::LoadScales(chunk + o * a.row_bytes, count, scales[o]);
+      for (int j = 0; j < count; ++j) {
+        __m512 w[O][2];
 #pragma GCC unroll 4
-      for (int o = 0; o < O; ++o) B::Decode(a.w + o * a.row_bytes + s * B::kBytes, w[o]);
-#pragma GCC unroll 2
-      for (int v = 0; v < B::kVectors; ++v) {
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) {
-          __m512 xv = _mm512_loadu_ps(a.x + r * a.n_in + s * B::kElements + 16 * v);
-#pragma GCC unroll 4
-          for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o][v], xv, acc[o][r]);
-        }
-      }
-    }
-    if constexpr (B::kHasTail) {
-      const int64_t done = steps * B::kElements;
-      const int rest = static_cast<int>(a.n_in - done);
-      if (rest > 0) {
-        const __mmask16 mask = static_cast<__mmask16>((1u << rest) - 1u);
-        __m512 w[O];
         for (int o = 0; o < O; ++o) {
-          w[o] = B::DecodeTail(a.w + o * a.row_bytes + steps * B::kBytes, mask);
+          B::Decode(chunk + o * a.row_bytes + j * B::kBytes, &scales[o][j], w[o]);
         }
-        for (int r = 0; r < R; ++r) {
-          __m512 xv = _mm512_maskz_loadu_ps(mask, a.x + r * a.n_in + done);
-          for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o], xv, acc[o][r]);
+        const float* x = a.x + (b0 + j) * B::kElements;
+#pragma GCC unroll 2
+        for (int v = 0; v < 2; ++v) {
+#pragma GCC unroll 4
+          for (int r = 0; r < R; ++r) {
+            __m512 xv = _mm512_loadu_ps(x + r * a.n_in + 16 * v);
+#pragma GCC unroll 4
+            for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o][v], xv, acc[o][r]);
+          }
         }
       }
     }
-    for (int r = 0; r < R; ++r) {
-      for (int o = 0; o < O; ++o) a.y[r * a.n_out + o] = ReduceAdd(acc[o][r]);
-    }
+    StoreSums(a, acc);
   }
 };
 
+// Plain types: steps of 16 elements; the last partial step is read with a lane mask (masked
+// lanes load as 0 and add nothing).
 template <class B>
+struct PlainTiles {
+  template <int O, int R>
+  STATICLM_AVX512_KERNEL static void Run(const TileArgs& a) {
+    __m512 acc[O][R];
+    for (int o = 0; o < O; ++o) {
+      for (int r = 0; r < R; ++r) acc[o][r] = _mm512_setzero_ps();
+    }
+    const int64_t steps = a.n_in / 16;
+    for (int64_t s = 0; s < steps; ++s) {
+      __m512 w[O];
+#pragma GCC unroll 4
+      for (int o = 0; o < O; ++o) w[o] = B::Decode(a.w + o * a.row_bytes + s * B::kBytes);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        __m512 xv = _mm512_loadu_ps(a.x + r * a.n_in + s * 16);
+#pragma GCC unroll 4
+        for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o], xv, acc[o][r]);
+      }
+    }
+    const int rest = static_cast<int>(a.n_in - steps * 16);
+    if (rest > 0) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << rest) - 1u);
+      __m512 w[O];
+      for (int o = 0; o < O; ++o) {
+        w[o] = B::DecodeTail(a.w + o * a.row_bytes + steps * B::kBytes, mask);
+      }
+      for (int r = 0; r < R; ++r) {
+        __m512 xv = _mm512_maskz_loadu_ps(mask, a.x + r * a.n_in + steps * 16);
+        for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o], xv, acc[o][r]);
+      }
+    }
+    StoreSums(a, acc);
+  }
+};
+
+template <class K>
 void Drive(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
-  tiles::DriveTiles<Tiles<B>>(whole, rows, o_begin, o_end, tiles::kMaxTileOutputs,
-                              tiles::kMaxTileRows);
+  tiles::DriveTiles<K>(whole, rows, o_begin, o_end, tiles::kMaxTileOutputs, tiles::kMaxTileRows);
 }
 
 }  // namespace
@@ -199,17 +247,17 @@ void MatMulRangeAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in
   TileArgs whole{w, DTypeBytes(type, static_cast<uint64_t>(n_in)), x, n_in, y, n_out};
   switch (type) {
     case DType::kQ4_0:
-      return Drive<Q4_0Block>(whole, rows, o_begin, o_end);
+      return Drive<QuantizedTiles<Q4_0Block>>(whole, rows, o_begin, o_end);
     case DType::kQ4_1:
-      return Drive<Q4_1Block>(whole, rows, o_begin, o_end);
+      return Drive<QuantizedTiles<Q4_1Block>>(whole, rows, o_begin, o_end);
     case DType::kQ8_0:
-      return Drive<Q8_0Block>(whole, rows, o_begin, o_end);
+      return Drive<QuantizedTiles<Q8_0Block>>(whole, rows, o_begin, o_end);
     case DType::kF32:
-      return Drive<F32Block>(whole, rows, o_begin, o_end);
+      return Drive<PlainTiles<F32Block>>(whole, rows, o_begin, o_end);
     case DType::kF16:
-      return Drive<F16Block>(whole, rows, o_begin, o_end);
+      return Drive<PlainTiles<F16Block>>(whole, rows, o_begin, o_end);
     case DType::kBF16:
-      return Drive<BF16Block>(whole, rows, o_begin, o_end);
+      return Drive<PlainTiles<BF16Block>>(whole, rows, o_begin, o_end);
     default:
       return MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
   }

@@ -187,6 +187,28 @@ int32_t staticlm_position(const staticlm_context* context);
  * stays valid until the next prefill, decode or reset. */
 const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens);
 
+/* What one step reads and computes, derived from the plan. */
+typedef struct staticlm_step_cost {
+  uint64_t weight_bytes;     /* weights read (every matrix once per step) */
+  uint64_t kv_cache_bytes;   /* KV cache read and written */
+  uint64_t activation_bytes; /* activations read and written */
+  uint64_t total_bytes;
+  uint64_t flops;
+} staticlm_step_cost;
+
+/* Run phase. The cost of a step of `n_tokens` tokens starting at cache position `position`
+ * (a decode step at depth d: n_tokens 1, position d). */
+void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, int32_t position,
+                            staticlm_step_cost* cost);
+
+/* Run phase. A one-line description of the backend's choices (kernels, threads). */
+const char* staticlm_backend_description(const staticlm_context* context);
+
+/* Run phase. Seconds the calling thread has spent waiting for worker threads (the
+ * synchronisation cost) since the context was created or the counter was reset. */
+double staticlm_sync_seconds(const staticlm_context* context);
+void staticlm_reset_sync_seconds(staticlm_context* context);
+
 const char* staticlm_version(void);
 
 #ifdef __cplusplus

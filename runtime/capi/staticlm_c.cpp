@@ -5,6 +5,7 @@
 #include <new>
 
 #include "runtime/engine/engine.h"
+#include "runtime/plan/plan_cost.h"
 #include "staticlm/staticlm.h"
 
 struct staticlm_context {
@@ -228,6 +229,28 @@ int32_t staticlm_position(const staticlm_context* context) { return context->eng
 
 const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens) {
   return context->engine.history(n_tokens);
+}
+
+void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, int32_t position,
+                            staticlm_step_cost* cost) {
+  staticlm::StepCost c = staticlm::EstimateStepCost(context->engine.plan_for(n_tokens), n_tokens, position);
+  cost->weight_bytes = c.weight_bytes;
+  cost->kv_cache_bytes = c.kv_cache_bytes;
+  cost->activation_bytes = c.activation_bytes;
+  cost->total_bytes = c.total_bytes();
+  cost->flops = c.flops;
+}
+
+const char* staticlm_backend_description(const staticlm_context* context) {
+  return context->engine.backend()->description();
+}
+
+double staticlm_sync_seconds(const staticlm_context* context) {
+  return context->engine.backend()->sync_seconds();
+}
+
+void staticlm_reset_sync_seconds(staticlm_context* context) {
+  context->engine.backend()->ResetSyncSeconds();
 }
 
 }  // extern "C"

@@ -9,7 +9,15 @@
 namespace staticlm {
 namespace {
 
-uint64_t Bytes(const Plan& plan, BufferId id) { return plan.buffer_bytes[static_cast<int>(id)]; }
+// The bytes a buffer needs to serve every plan.
+uint64_t Bytes(const Plan* plans, int n_plans, BufferId id) {
+  uint64_t most = 0;
+  for (int i = 0; i < n_plans; ++i) {
+    uint64_t b = plans[i].buffer_bytes[static_cast<int>(id)];
+    most = b > most ? b : most;
+  }
+  return most;
+}
 
 }  // namespace
 
@@ -42,21 +50,31 @@ Status Engine::Load(const char* model_path, const EngineLimits& limits) {
                          tokenizer_.vocab_size(), config_.vocab_size);
   }
   STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
-  PlanLimits plan_limits;
-  plan_limits.max_context = limits.max_context;
-  plan_limits.max_batch = limits.max_batch;
-  plan_limits.prefill_chunk = limits.prefill_chunk;
-  plan_limits.kv_dtype = limits.kv_dtype;
-  STATICLM_RETURN_IF_ERROR(BuildLlamaPlan(file_, config_, plan_limits, &plan_, &memory_.arena));
+  STATICLM_RETURN_IF_ERROR(BuildPlans());
   ComputeMemoryReport();
   return Status::Ok();
 }
 
+Status Engine::BuildPlans() {
+  PlanLimits plan_limits;
+  plan_limits.max_context = limits_.max_context;
+  plan_limits.max_batch = limits_.max_batch;
+  plan_limits.kv_dtype = limits_.kv_dtype;
+  n_plans_ = limits_.prefill_chunk > 1 ? 2 : 1;
+  for (int i = 0; i < n_plans_; ++i) {
+    plan_limits.prefill_chunk = i == kDecodePlan ? 1 : limits_.prefill_chunk;
+    STATICLM_RETURN_IF_ERROR(
+        BuildLlamaPlan(file_, config_, plan_limits, &plans_[i], &arenas_[i]));
+  }
+  return Status::Ok();
+}
+
 void Engine::ComputeMemoryReport() {
-  memory_.weights_bytes = Bytes(plan_, BufferId::kWeights);
-  memory_.kv_cache_bytes = Bytes(plan_, BufferId::kKvCache);
-  memory_.arena_bytes = Bytes(plan_, BufferId::kArena);
-  memory_.io_bytes = Bytes(plan_, BufferId::kIo);
+  memory_.weights_bytes = Bytes(plans_, n_plans_, BufferId::kWeights);
+  memory_.kv_cache_bytes = Bytes(plans_, n_plans_, BufferId::kKvCache);
+  memory_.arena_bytes = Bytes(plans_, n_plans_, BufferId::kArena);
+  memory_.io_bytes = Bytes(plans_, n_plans_, BufferId::kIo);
+  memory_.arena = arenas_[n_plans_ - 1];  // the prefill plan's, the larger
   memory_.host_bytes = static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) +
                        tokenizer_.ScratchBytes() + Sampler::ScratchBytes(config_.vocab_size);
   memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
@@ -85,23 +103,29 @@ Status Engine::Allocate() {
   options.pin_threads = limits_.pin_threads;
   options.reference_kernels = limits_.reference_kernels;
   STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", options, &backend_));
-  STATICLM_RETURN_IF_ERROR(backend_->Prepare(plan_, binding));
+  const Plan* plans[2] = {&plans_[0], &plans_[1]};
+  STATICLM_RETURN_IF_ERROR(backend_->Prepare(plans, n_plans_, binding));
 
   // Warm-up: one step touches every weight page and every code path once, so the first real
   // token does not pay for page faults. Its cache slot is overwritten before it is ever read.
-  int32_t warm_token = 0;
-  STATICLM_RETURN_IF_ERROR(RunChunk(&warm_token, 1));
+  // Both plans are warmed up (a one-token decode step, then a two-token prefill step).
+  const int32_t warm_tokens[2] = {0, 0};
+  STATICLM_RETURN_IF_ERROR(RunChunk(warm_tokens, 1));
+  if (n_plans_ > 1 && limits_.max_context >= 3) {
+    STATICLM_RETURN_IF_ERROR(RunChunk(warm_tokens, 2));
+  }
   Reset();
   return Status::Ok();
 }
 
 Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {
-  const TensorRegion& io_tokens = plan_.tensors[plan_.tokens_tensor];
+  int plan = PlanIndex(n_tokens);
+  const TensorRegion& io_tokens = plans_[plan].tensors[plans_[plan].tokens_tensor];
   std::memcpy(io_.data() + io_tokens.offset, tokens, sizeof(int32_t) * size_t(n_tokens));
   StepParams step;
   step.n_tokens = n_tokens;
   step.position = position_;
-  STATICLM_RETURN_IF_ERROR(backend_->Execute(step));
+  STATICLM_RETURN_IF_ERROR(backend_->Execute(plan, step));
   std::memcpy(history_.get() + position_, tokens, sizeof(int32_t) * size_t(n_tokens));
   position_ += n_tokens;
   have_logits_ = true;
@@ -131,7 +155,8 @@ Status Engine::Prefill(const int32_t* tokens, size_t n_tokens) {
 
 const float* Engine::logits() const {
   if (!have_logits_) return nullptr;
-  return reinterpret_cast<const float*>(io_.data() + plan_.tensors[plan_.logits_tensor].offset);
+  const Plan& plan = plans_[0];
+  return reinterpret_cast<const float*>(io_.data() + plan.tensors[plan.logits_tensor].offset);
 }
 
 Status Engine::Sample(const SamplerParams& params, int32_t* token) {

@@ -66,7 +66,10 @@ class Engine {
   const LlamaConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
   const Backend* backend() const { return backend_.get(); }
-  const Plan& plan() const { return plan_; }
+  Backend* backend() { return backend_.get(); }
+  // The plan a step of n_tokens tokens runs: the decode plan for 1, else the prefill plan.
+  const Plan& plan_for(int32_t n_tokens) const { return plans_[PlanIndex(n_tokens)]; }
+  const ArenaReport& arena_for(int32_t n_tokens) const { return arenas_[PlanIndex(n_tokens)]; }
   const gguf::GgufFile& file() const { return file_; }
   Tokenizer& tokenizer() { return tokenizer_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
@@ -75,6 +78,12 @@ class Engine {
   Sampler& sampler() { return sampler_; }
 
  private:
+  // Plans: [0] decode (one token per step), [1] prefill (up to prefill_chunk tokens). With a
+  // chunk of 1 the two would be the same, and only [0] is built.
+  static constexpr int kDecodePlan = 0;
+  static constexpr int kPrefillPlan = 1;
+  int PlanIndex(int32_t n_tokens) const { return n_tokens == 1 ? kDecodePlan : n_plans_ - 1; }
+  Status BuildPlans();
   Status CheckLimits() const;
   Status RunChunk(const int32_t* tokens, int32_t n_tokens);
   void ComputeMemoryReport();
@@ -86,7 +95,9 @@ class Engine {
   ChatTemplate chat_template_;
   Detokenizer detokenizer_;
   Sampler sampler_;
-  Plan plan_;
+  Plan plans_[2];
+  ArenaReport arenas_[2];
+  int n_plans_ = 0;
   MemoryReport memory_;
   AlignedBuffer kv_cache_;
   AlignedBuffer arena_;

@@ -190,8 +190,9 @@ Status Builder::Build() {
   const int64_t C = limits_.prefill_chunk;
   plan_ = Plan{};
   plan_.limits = limits_;
-  plan_.tokens_tensor = Add(BufferId::kIo, DType::kI32, {C}, "tokens");
+  // Logits first: their offset is then the same in a decode and a prefill plan.
   plan_.logits_tensor = Add(BufferId::kIo, DType::kF32, {1, c_.vocab_size}, "logits");
+  plan_.tokens_tensor = Add(BufferId::kIo, DType::kI32, {C}, "tokens");
 
   uint32_t embd = 0, out_norm = 0, head = 0;
   STATICLM_RETURN_IF_ERROR(Weight("token_embd.weight", c_.vocab_size, c_.width, true, &embd));
