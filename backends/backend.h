@@ -21,6 +21,9 @@ struct BackendOptions {
   bool busy_wait = false;          // CPU: workers spin between ops instead of sleeping
   bool pin_threads = false;        // CPU: pin worker i to core i
   bool reference_kernels = false;  // CPU: the plain reference kernels (the oracle) only
+  // The kernel choice to use instead of choosing by CPU features (from a plan file), e.g.
+  // "avx512"; empty: choose. A choice this machine cannot run fails Prepare.
+  char kernels[32] = {0};
 };
 
 class Backend {

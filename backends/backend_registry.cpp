@@ -31,4 +31,9 @@ Status CreateBackend(const char* name, const BackendOptions& options,
                        name);
 }
 
+const char* BackendKernelChoice(const char* name, const BackendOptions& options) {
+  if (std::strcmp(name, "cpu") == 0) return cpu::CpuBackend::KernelChoice(options);
+  return "";
+}
+
 }  // namespace staticlm

@@ -12,4 +12,8 @@ namespace staticlm {
 Status CreateBackend(const char* name, const BackendOptions& options,
                      std::unique_ptr<Backend>* out);
 
+// Init only. The kernel choice backend `name` would make with `options` on this machine (what a
+// plan file records), e.g. "avx512", "avx2" or "reference".
+const char* BackendKernelChoice(const char* name, const BackendOptions& options);
+
 }  // namespace staticlm

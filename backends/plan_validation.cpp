@@ -26,11 +26,21 @@ Arity ExpectedArity(OpKind kind) {
 Status ValidateTensor(const Plan& plan, uint32_t index, const BufferBinding& buffers) {
   const TensorRegion& t = plan.tensors[index];
   int b = static_cast<int>(t.buffer);
+  if (!IsKnownDType(static_cast<uint32_t>(t.dtype))) {
+    return Status::Error(StatusCode::kFormatError, "plan tensor %u has an unknown type", index);
+  }
   if (b < 0 || b >= kBufferCount) {
     return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) names buffer %d", index,
                          t.name, b);
   }
+  int64_t elements = 1;
   for (int d = 0; d < 4; ++d) {
+    // Dims up to 2^31 and a product up to 2^48 keep every byte count far from overflow.
+    if (t.shape[d] > (int64_t(1) << 31) || (t.shape[d] > 0 && elements > (int64_t(1) << 48) / t.shape[d])) {
+      return Status::Error(StatusCode::kFormatError, "plan tensor %u has an oversized shape",
+                           index);
+    }
+    if (t.shape[d] > 0) elements *= t.shape[d];
     if (t.shape[d] <= 0) {
       return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) has dim %d = %lld",
                            index, t.name, d, static_cast<long long>(t.shape[d]));
@@ -51,20 +61,78 @@ Status ValidateTensor(const Plan& plan, uint32_t index, const BufferBinding& buf
   return Status::Ok();
 }
 
-Status ValidateMatMul(const Plan& plan, const Op& op, size_t index) {
-  const TensorRegion& x = plan.tensors[op.inputs[0]];
-  const TensorRegion& w = plan.tensors[op.inputs[1]];
-  const TensorRegion& y = plan.tensors[op.outputs[0]];
-  if (x.shape[1] != w.shape[1] || y.shape[1] != w.shape[0] || x.shape[0] != y.shape[0]) {
-    return Status::Error(StatusCode::kFormatError, "op %zu (matmul %s): shapes do not agree",
-                         index, w.name);
+bool IsF32Matrix(const TensorRegion& t, int64_t rows, int64_t width) {
+  return t.dtype == DType::kF32 && t.shape[0] >= rows && t.shape[1] == width && t.shape[2] == 1 &&
+         t.shape[3] == 1;
+}
+
+bool IsWeightType(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
+         t == DType::kQ4_0 || t == DType::kQ4_1;
+}
+
+bool IsCache(const TensorRegion& t, const OpParams& p, int64_t capacity) {
+  return (t.dtype == DType::kF16 || t.dtype == DType::kF32) && t.shape[0] == p.n_kv_heads &&
+         t.shape[1] >= capacity && t.shape[2] == p.head_dim && t.shape[3] == 1;
+}
+
+bool HeadsValid(const OpParams& p) {
+  return p.n_heads > 0 && p.n_kv_heads > 0 && p.head_dim > 0 && p.head_dim % 2 == 0 &&
+         p.head_dim <= 256 && p.n_heads % p.n_kv_heads == 0;
+}
+
+// Every kernel reads and writes exactly the extents these checks establish, so a plan that
+// passes cannot make a kernel touch memory outside its buffers — even a hostile plan file.
+bool OpShapesValid(const Plan& plan, const Op& op) {
+  const PlanLimits& l = plan.limits;
+  const OpParams& p = op.params;
+  auto in = [&](int i) -> const TensorRegion& { return plan.tensors[op.inputs[i]]; };
+  const TensorRegion& out = plan.tensors[op.outputs[0]];
+  int64_t rows = p.rows_from_step ? l.prefill_chunk : out.shape[0];
+  switch (op.kind) {
+    case OpKind::kEmbed:
+      return IsWeightType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
+             in(0).shape[1] % GetDTypeInfo(in(0).dtype).block_elements == 0 &&
+             in(1).dtype == DType::kI32 && in(1).elements() >= rows &&
+             IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kRmsNorm:
+      return in(1).dtype == DType::kF32 && in(1).elements() == out.shape[1] &&
+             IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kMatMul:
+      return IsWeightType(in(1).dtype) && in(1).shape[2] == 1 &&
+             in(1).shape[1] % GetDTypeInfo(in(1).dtype).block_elements == 0 &&
+             IsF32Matrix(in(0), rows, in(1).shape[1]) && IsF32Matrix(out, rows, in(1).shape[0]);
+    case OpKind::kRope:
+      return p.head_dim > 0 && p.head_dim % 2 == 0 && out.shape[1] % p.head_dim == 0 &&
+             p.rope_base > 0.0f && IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kKvStore:
+      return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_kv_heads * p.head_dim) &&
+             IsF32Matrix(in(1), rows, p.n_kv_heads * p.head_dim) &&
+             IsCache(out, p, l.max_context) && IsCache(plan.tensors[op.outputs[1]], p, l.max_context) &&
+             out.dtype == plan.tensors[op.outputs[1]].dtype;
+    case OpKind::kAttention:
+      return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&
+             IsCache(in(1), p, l.max_context) && IsCache(in(2), p, l.max_context) &&
+             in(1).dtype == in(2).dtype && in(1).shape[1] == in(2).shape[1] &&
+             in(3).dtype == DType::kF32 && in(3).elements() >= p.n_heads * in(1).shape[1] &&
+             IsF32Matrix(out, rows, p.n_heads * p.head_dim);
+    case OpKind::kAdd:
+    case OpKind::kSiluMul:
+      return IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kTakeLast:
+      return IsF32Matrix(in(0), l.prefill_chunk, out.shape[1]) && IsF32Matrix(out, 1, out.shape[1]);
   }
-  return Status::Ok();
+  return false;
 }
 
 }  // namespace
 
 Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
+  const PlanLimits& l = plan.limits;
+  if (l.prefill_chunk <= 0 || l.max_context <= 0 || l.max_batch != 1 ||
+      l.prefill_chunk > l.max_context) {
+    return Status::Error(StatusCode::kFormatError, "plan limits are out of range");
+  }
   for (int b = 0; b < kBufferCount; ++b) {
     if (buffers.bytes[b] < plan.buffer_bytes[b]) {
       return Status::Error(StatusCode::kInvalidArgument,
@@ -94,10 +162,11 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
         return Status::Error(StatusCode::kFormatError, "op %zu output %d is out of range", i, j);
       }
     }
-    if (op.kind == OpKind::kMatMul) STATICLM_RETURN_IF_ERROR(ValidateMatMul(plan, op, i));
-  }
-  if (plan.limits.prefill_chunk <= 0 || plan.limits.max_context <= 0) {
-    return Status::Error(StatusCode::kFormatError, "plan limits are not positive");
+    if (!OpShapesValid(plan, op)) {
+      return Status::Error(StatusCode::kFormatError,
+                           "op %zu (%s): tensor shapes or parameters do not agree", i,
+                           OpKindName(op.kind));
+    }
   }
   return Status::Ok();
 }

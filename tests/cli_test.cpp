@@ -198,3 +198,39 @@ TEST(CliTest, InspectPrintsMemoryBeforeAllocating) {
 }
 
 }  // namespace
+
+namespace {
+
+// `chat` keeps the cache between turns: the second turn prefills only its own tokens.
+TEST(CliTest, ChatKeepsTheCacheBetweenTurns) {
+  std::string command = "printf 'Hello!\\nWhat is 2+2?\\n/reset\\nHi again\\n' | timeout 300 " STATICLM_CLI
+                        " chat --max-tokens 8 --temperature 0 --ctx 512 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  int prefilled[3] = {0, 0, 0}, position[3] = {0, 0, 0};
+  for (int turn = 1; turn <= 3; ++turn) {
+    std::string key = "turn " + std::to_string(turn) + ": prefilled ";
+    size_t at = out.find(key);
+    ASSERT_NE(at, std::string::npos) << out;
+    prefilled[turn - 1] = std::atoi(out.c_str() + at + key.size());
+    size_t pos = out.find("position ", at);
+    ASSERT_NE(pos, std::string::npos) << out;
+    position[turn - 1] = std::atoi(out.c_str() + pos + 9);
+  }
+  // Turn 1 includes the template's default system message; turn 2 only closes the previous
+  // reply and adds its user message; after /reset, turn 3 starts over with the system message.
+  EXPECT_LT(prefilled[1], prefilled[0]) << out;
+  EXPECT_GT(position[1], position[0] + prefilled[1] - 1) << out;
+  EXPECT_NE(out.find("conversation reset"), std::string::npos) << out;
+  EXPECT_LE(position[2], prefilled[2] + 8) << out;
+#ifndef STATICLM_SANITIZE
+  EXPECT_NE(out.find("heap_allocs_after_init=0"), std::string::npos) << out;
+#endif
+}
+
+}  // namespace

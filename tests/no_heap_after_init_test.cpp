@@ -22,8 +22,8 @@ void ChatTurn(staticlm_context* ctx, const char* user, bool first, const staticl
   staticlm_chat_message messages[1] = {{"user", user}};
   size_t prefix = 0;
   if (!first) {
-    std::memcpy(text, "<|im_end|>\n", 11);
-    prefix = 11;
+    std::memcpy(text, "<|im_end|>", 10);
+    prefix = 10;
   }
   size_t n_text = 0, n_tokens = 0;
   ASSERT_EQ(staticlm_format_chat(ctx, messages, 1, 1, first ? 0 : 1, text + prefix,

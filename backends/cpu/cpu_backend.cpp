@@ -58,6 +58,32 @@ void AttentionTask(void* user, int head) {
 
 }  // namespace
 
+const char* CpuBackend::KernelChoice(const BackendOptions& options) {
+  if (options.reference_kernels) return "reference";
+  MatMulIsa isa = MatMulIsa::kReference;
+  SelectMatMul(DetectCpuFeatures(), &isa);
+  return MatMulIsaName(isa);
+}
+
+Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
+  // An explicit request for the reference kernels wins over a plan file's choice.
+  const char* wanted = options_.kernels[0] != '\0' && !options_.reference_kernels
+                           ? options_.kernels
+                           : KernelChoice(options_);
+  for (MatMulIsa candidate : {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512}) {
+    if (std::strcmp(MatMulIsaName(candidate), wanted) != 0) continue;
+    if (!IsaSupported(candidate, DetectCpuFeatures()) || MatMulRangeFor(candidate) == nullptr) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "kernels '%s' (chosen by the plan) do not run on this CPU (%s)",
+                           wanted, DescribeCpuFeatures(DetectCpuFeatures()));
+    }
+    *isa = candidate;
+    matmul_ = candidate == MatMulIsa::kReference ? ReferenceMatMulRange : MatMulRangeFor(candidate);
+    return Status::Ok();
+  }
+  return Status::Error(StatusCode::kUnsupported, "unknown CPU kernel choice '%s'", wanted);
+}
+
 Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) {
   plans_.clear();
   for (int i = 0; i < n_plans; ++i) {
@@ -70,12 +96,7 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
     plans_.push_back(std::move(b));
   }
   MatMulIsa isa = MatMulIsa::kReference;
-  if (options_.reference_kernels) {
-    matmul_ = ReferenceMatMulRange;
-  } else {
-    SelectMatMul(DetectCpuFeatures(), &isa);
-    matmul_ = MatMulRangeFor(isa);
-  }
+  STATICLM_RETURN_IF_ERROR(ChooseMatMul(&isa));
   ThreadPoolOptions pool_options;
   pool_options.threads = options_.threads;
   pool_options.busy_wait = options_.busy_wait;
@@ -84,7 +105,7 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
   std::snprintf(description_, sizeof(description_), "cpu: %s matmul, %d thread%s%s%s",
-                options_.reference_kernels ? "reference" : MatMulIsaName(isa), options_.threads,
+                MatMulIsaName(isa), options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
   return Status::Ok();

@@ -16,6 +16,8 @@ namespace staticlm::cpu {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const BackendOptions& options) : options_(options) {}
+  // The matmul ISA Prepare would use with `options` on this CPU ("reference", "avx2", ...).
+  static const char* KernelChoice(const BackendOptions& options);
   const char* name() const override { return "cpu"; }
   const char* description() const override { return description_; }
   Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) override;
@@ -31,6 +33,7 @@ class CpuBackend final : public Backend {
     std::vector<uint8_t*> addresses;  // one per plan tensor
   };
 
+  Status ChooseMatMul(MatMulIsa* isa);
   void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <cstring>
+#include <cstdlib>
 
 #include "backends/cpu/matmul_tiles.h"
 
@@ -34,18 +35,26 @@ STATICLM_AVX512 __m512 Unfused(__m512 v) {
 }
 
 // Block scales are decoded ahead of the blocks, kScaleChunk at a time, into a small array on
-// the stack: one vcvtph2ps for 16 blocks instead of a scalar conversion and a broadcast per
-// block, which would compete with the nibble shuffles for the same execution port.
+// the stack: one gather and one vcvtph2ps for 16 blocks, where a scalar conversion and a
+// broadcast per block would compete with the nibble shuffles for the same execution port.
 constexpr int kScaleChunk = 16;
 
-// out[j] = the f16 at byte `offset` of block j (j < count; the rest 0).
-STATICLM_AVX512 void ConvertScales(const uint8_t* first_block, size_t block_bytes, size_t offset,
-                                   int count, float* out) {
-  alignas(32) uint16_t halves[kScaleChunk] = {};
-  for (int j = 0; j < count; ++j) {
-    std::memcpy(&halves[j], first_block + j * block_bytes + offset, sizeof(uint16_t));
-  }
-  _mm512_storeu_ps(out, _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<__m256i*>(halves))));
+// Lane j: the 32-bit word at the start of block j (j < count; the other lanes 0), which holds
+// the block's f16 d in its low half and, in Q4_1, the f16 m in its high half.
+template <size_t kBlockBytes>
+STATICLM_AVX512 __m512i GatherBlockWords(const uint8_t* first_block, int count) {
+  const __m512i offsets = _mm512_setr_epi32(
+      0 * kBlockBytes, 1 * kBlockBytes, 2 * kBlockBytes, 3 * kBlockBytes, 4 * kBlockBytes,
+      5 * kBlockBytes, 6 * kBlockBytes, 7 * kBlockBytes, 8 * kBlockBytes, 9 * kBlockBytes,
+      10 * kBlockBytes, 11 * kBlockBytes, 12 * kBlockBytes, 13 * kBlockBytes, 14 * kBlockBytes,
+      15 * kBlockBytes);
+  const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1u);
+  return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), lanes, offsets, first_block, 1);
+}
+
+// The f16 in the low half of each lane, as f32.
+STATICLM_AVX512 __m512 LowHalves(__m512i words) {
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
 }
 
 // Lane q holds float(q), so that table = iota · d + offset decodes nibble q exactly as the
@@ -71,8 +80,8 @@ struct Q4_0Block {
   static constexpr size_t kBytes = 18;
   static constexpr int kScales = 2;  // d, −8·d
   STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
-    ConvertScales(first, kBytes, 0, count, scales);
-    __m512 d = _mm512_loadu_ps(scales);
+    __m512 d = LowHalves(GatherBlockWords<kBytes>(first, count));
+    _mm512_storeu_ps(scales, d);
     _mm512_storeu_ps(scales + kScaleChunk, _mm512_mul_ps(d, _mm512_set1_ps(-8.0f)));
   }
   STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
@@ -85,8 +94,9 @@ struct Q4_1Block {
   static constexpr size_t kBytes = 20;
   static constexpr int kScales = 2;  // d, m
   STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
-    ConvertScales(first, kBytes, 0, count, scales);
-    ConvertScales(first, kBytes, 2, count, scales + kScaleChunk);
+    __m512i words = GatherBlockWords<kBytes>(first, count);
+    _mm512_storeu_ps(scales, LowHalves(words));
+    _mm512_storeu_ps(scales + kScaleChunk, LowHalves(_mm512_srli_epi32(words, 16)));
   }
   STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
     DecodeNibbles(block + 4, s[0], s[kScaleChunk], out);
@@ -98,7 +108,7 @@ struct Q8_0Block {
   static constexpr size_t kBytes = 34;
   static constexpr int kScales = 1;  // d
   STATICLM_AVX512 static void LoadScales(const uint8_t* first, int count, float* scales) {
-    ConvertScales(first, kBytes, 0, count, scales);
+    _mm512_storeu_ps(scales, LowHalves(GatherBlockWords<kBytes>(first, count)));
   }
   STATICLM_AVX512 static void Decode(const uint8_t* block, const float* s, __m512 out[2]) {
     __m512 d = _mm512_set1_ps(s[0]);
@@ -177,7 +187,7 @@ struct QuantizedTiles {
       for (int o = 0; o < O; ++o) B::LoadScales(chunk + o * a.row_bytes, count, scales[o]);
       for (int j = 0; j < count; ++j) {
         __m512 w[O][2];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int o = 0; o < O; ++o) {
           B::Decode(chunk + o * a.row_bytes + j * B::kBytes, &scales[o][j], w[o]);
         }
@@ -187,7 +197,7 @@ struct QuantizedTiles {
 #pragma GCC unroll 4
           for (int r = 0; r < R; ++r) {
             __m512 xv = _mm512_loadu_ps(x + r * a.n_in + 16 * v);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o][v], xv, acc[o][r]);
           }
         }
@@ -237,7 +247,10 @@ struct PlainTiles {
 
 template <class K>
 void Drive(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
-  tiles::DriveTiles<K>(whole, rows, o_begin, o_end, tiles::kMaxTileOutputs, tiles::kMaxTileRows);
+  static int o1 = getenv("O1") ? atoi(getenv("O1")) : 8;
+  static int on = getenv("ON") ? atoi(getenv("ON")) : 4;
+  static int rn = getenv("RN") ? atoi(getenv("RN")) : 4;
+  tiles::DriveTiles<K>(whole, rows, o_begin, o_end, rows == 1 ? o1 : on, rows == 1 ? 1 : rn);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 
 namespace staticlm::cpu::tiles {
 
-constexpr int kMaxTileOutputs = 4;
+constexpr int kMaxTileOutputs = 8;
 constexpr int kMaxTileRows = 4;
 
 // One tile: w points at its first weight row, x at its first activation row, y at its

@@ -47,6 +47,9 @@ typedef struct staticlm_limits {
   int32_t reference_kernels; /* nonzero: the plain reference kernels (the oracle), not SIMD */
   int32_t busy_wait;         /* nonzero: workers spin between ops instead of sleeping */
   int32_t pin_threads;       /* nonzero: pin worker i to core i */
+  /* A plan file (made by staticlm_save_plan) to load instead of building plans; NULL: build.
+   * Its context, batch, chunk and KV type replace the fields above. Borrowed for the call. */
+  const char* plan_path;
 } staticlm_limits;
 
 /* Fills `limits` with the defaults: context 2048, batch 1, chunk 64, 16 KiB prompts, f16 KV,
@@ -75,6 +78,22 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
  * types with their counts and bytes. Validates the file as staticlm_create does. */
 staticlm_status staticlm_describe_model(const char* model_path, char* out, size_t capacity,
                                         char* error, size_t error_capacity);
+
+/* Init phase. Builds the plans for `model_path` under `limits` and writes them to `plan_path`
+ * (atomically: a temporary file renamed into place): a versioned, checksummed file bound to
+ * this model's bytes, recording the limits and the backend's kernel choice. */
+staticlm_status staticlm_save_plan(const char* model_path, const staticlm_limits* limits,
+                                   const char* plan_path, char* error, size_t error_capacity);
+
+/* Init phase. Writes a report of the plans for `model_path` under `limits` (built, or loaded
+ * when limits->plan_path is set) into `out`, NUL-terminated: with `json` == 0 the op table
+ * (kernel, tensors, regions, bytes read and written, FLOPs, totals per step), otherwise one JSON
+ * object with "decode" and "prefill" summaries (arena_bytes, lower_bound_bytes, naive_bytes,
+ * bytes_read_per_step, ops, ...). `*needed` receives the bytes the whole report needs; a
+ * smaller `capacity` truncates it. */
+staticlm_status staticlm_plan_report(const char* model_path, const staticlm_limits* limits,
+                                     int json, char* out, size_t capacity, size_t* needed,
+                                     char* error, size_t error_capacity);
 
 typedef struct staticlm_context staticlm_context;
 

@@ -2,10 +2,12 @@
 // records its Status in the context so staticlm_last_error() can return its message.
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "runtime/engine/engine.h"
 #include "runtime/plan/plan_cost.h"
+#include "runtime/plan/plan_report.h"
 #include "staticlm/staticlm.h"
 
 struct staticlm_context {
@@ -43,6 +45,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->reference_kernels = in->reference_kernels != 0;
   out->busy_wait = in->busy_wait != 0;
   out->pin_threads = in->pin_threads != 0;
+  out->plan_path = in->plan_path;
   return Status::Ok();
 }
 
@@ -55,6 +58,17 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
   out->total_bytes = m.total_bytes;
   out->arena_lower_bound_bytes = m.arena.lower_bound_bytes;
   out->arena_naive_bytes = m.arena.naive_bytes;
+}
+
+// Loads (or builds) the plans of a model without allocating its buffers: enough for reports
+// and for saving plan files.
+Status LoadEngine(const char* model_path, const staticlm_limits* limits,
+                  std::unique_ptr<staticlm::Engine>* engine) {
+  staticlm::EngineLimits engine_limits;
+  STATICLM_RETURN_IF_ERROR(ToEngineLimits(limits, &engine_limits));
+  engine->reset(new (std::nothrow) staticlm::Engine());
+  if (*engine == nullptr) return Status::Error(StatusCode::kOutOfMemory, "out of memory");
+  return (*engine)->Load(model_path, engine_limits);
 }
 
 }  // namespace
@@ -74,6 +88,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->reference_kernels = 0;
   limits->busy_wait = 0;
   limits->pin_threads = 0;
+  limits->plan_path = nullptr;
 }
 
 staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,
@@ -90,6 +105,33 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
   delete engine;
   WriteError(s, error, error_capacity);
   return ToC(s.code());
+}
+
+staticlm_status staticlm_save_plan(const char* model_path, const staticlm_limits* limits,
+                                   const char* plan_path, char* error, size_t error_capacity) {
+  std::unique_ptr<staticlm::Engine> engine;
+  Status s = LoadEngine(model_path, limits, &engine);
+  if (s.ok()) s = engine->SavePlans(plan_path);
+  WriteError(s, error, error_capacity);
+  return ToC(s.code());
+}
+
+staticlm_status staticlm_plan_report(const char* model_path, const staticlm_limits* limits,
+                                     int json, char* out, size_t capacity, size_t* needed,
+                                     char* error, size_t error_capacity) {
+  std::unique_ptr<staticlm::Engine> engine;
+  Status s = LoadEngine(model_path, limits, &engine);
+  if (!s.ok()) {
+    WriteError(s, error, error_capacity);
+    return ToC(s.code());
+  }
+  int32_t chunk = engine->plan_for(2).limits.prefill_chunk;
+  staticlm::ReportedPlan plans[2] = {
+      {"decode", &engine->plan_for(1), engine->arena_for(1), 1},
+      {"prefill", &engine->plan_for(chunk), engine->arena_for(chunk), chunk}};
+  *needed = json ? staticlm::WritePlanJson(plans, 2, out, capacity)
+                 : staticlm::WritePlanTable(plans, 2, out, capacity);
+  return STATICLM_OK;
 }
 
 staticlm_status staticlm_create(const char* model_path, const staticlm_limits* limits,

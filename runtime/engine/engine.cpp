@@ -1,9 +1,12 @@
 #include "runtime/engine/engine.h"
 
+#include <cstdio>
 #include <cstring>
 
 #include "backends/backend_registry.h"
+#include "runtime/model/model_hash.h"
 #include "runtime/plan/llama_plan_builder.h"
+#include "runtime/plan/plan_file.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 
 namespace staticlm {
@@ -50,7 +53,11 @@ Status Engine::Load(const char* model_path, const EngineLimits& limits) {
                          tokenizer_.vocab_size(), config_.vocab_size);
   }
   STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
-  STATICLM_RETURN_IF_ERROR(BuildPlans());
+  if (limits.plan_path != nullptr) {
+    STATICLM_RETURN_IF_ERROR(LoadPlans(limits.plan_path));
+  } else {
+    STATICLM_RETURN_IF_ERROR(BuildPlans());
+  }
   ComputeMemoryReport();
   return Status::Ok();
 }
@@ -67,6 +74,95 @@ Status Engine::BuildPlans() {
         BuildLlamaPlan(file_, config_, plan_limits, &plans_[i], &arenas_[i]));
   }
   return Status::Ok();
+}
+
+Status Engine::LoadPlans(const char* path) {
+  auto contents = std::make_unique<PlanFileContents>();
+  STATICLM_RETURN_IF_ERROR(LoadPlanFile(path, contents.get()));
+  uint64_t fingerprint = FingerprintBytes(file_.file_data(), file_.file_bytes());
+  if (contents->model_fingerprint != fingerprint) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "plan file %s was made for another model (fingerprint %016llx, this "
+                         "model %016llx)",
+                         path, static_cast<unsigned long long>(contents->model_fingerprint),
+                         static_cast<unsigned long long>(fingerprint));
+  }
+  if (std::strcmp(contents->backend, "cpu") != 0) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "plan file %s is for backend '%s'; this run uses 'cpu'", path,
+                         contents->backend);
+  }
+  n_plans_ = contents->n_plans;
+  for (int i = 0; i < n_plans_; ++i) {
+    plans_[i] = std::move(contents->plans[i]);
+    arenas_[i] = contents->arenas[i];
+  }
+  std::memcpy(plan_kernels_, contents->kernels, sizeof(plan_kernels_));
+  const PlanLimits& l = plans_[n_plans_ - 1].limits;
+  limits_.max_context = l.max_context;
+  limits_.max_batch = l.max_batch;
+  limits_.prefill_chunk = l.prefill_chunk;
+  limits_.kv_dtype = l.kv_dtype;
+  Status s = CheckLoadedPlans();
+  if (!s.ok()) return Status::Error(s.code(), "plan file %s: %s", path, s.message());
+  return Status::Ok();
+}
+
+// What a plan file cannot be trusted to get right about this model; bounds against the buffers
+// are checked again by the backend at Prepare.
+Status Engine::CheckLoadedPlans() const {
+  const Plan& decode = plans_[kDecodePlan];
+  const Plan& prefill = plans_[n_plans_ - 1];
+  if (decode.limits.prefill_chunk != 1 ||
+      (n_plans_ == 2 && (decode.limits.max_context != prefill.limits.max_context ||
+                         decode.limits.kv_dtype != prefill.limits.kv_dtype))) {
+    return Status::Error(StatusCode::kFormatError, "decode and prefill plans disagree");
+  }
+  if (prefill.limits.max_context > config_.context_length) {
+    return Status::Error(StatusCode::kInvalidArgument, "its context %d exceeds the model's %d",
+                         prefill.limits.max_context, config_.context_length);
+  }
+  for (int i = 0; i < n_plans_; ++i) {
+    const Plan& plan = plans_[i];
+    if (plan.tensors[plan.logits_tensor].elements() != config_.vocab_size ||
+        plan.tensors[plan.logits_tensor].buffer != BufferId::kIo ||
+        plan.tensors[plan.tokens_tensor].buffer != BufferId::kIo ||
+        plan.tensors[plan.tokens_tensor].dtype != DType::kI32 ||
+        plan.tensors[plan.tokens_tensor].elements() < plan.limits.prefill_chunk ||
+        plan.tensors[plan.logits_tensor].offset != plans_[0].tensors[plans_[0].logits_tensor].offset) {
+      return Status::Error(StatusCode::kFormatError, "its io tensors do not fit this model");
+    }
+    for (const Op& op : plan.ops) {
+      if (op.kind == OpKind::kEmbed && plan.tensors[op.inputs[0]].shape[0] < config_.vocab_size) {
+        return Status::Error(StatusCode::kFormatError, "its embedding table is too small");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Engine::SavePlans(const char* path) const {
+  auto contents = std::make_unique<PlanFileContents>();
+  contents->model_fingerprint = FingerprintBytes(file_.file_data(), file_.file_bytes());
+  std::snprintf(contents->backend, sizeof(contents->backend), "cpu");
+  std::snprintf(contents->kernels, sizeof(contents->kernels), "%s",
+                BackendKernelChoice("cpu", MakeBackendOptions()));
+  contents->n_plans = n_plans_;
+  for (int i = 0; i < n_plans_; ++i) {
+    contents->plans[i] = plans_[i];
+    contents->arenas[i] = arenas_[i];
+  }
+  return SavePlanFile(path, *contents);
+}
+
+BackendOptions Engine::MakeBackendOptions() const {
+  BackendOptions options;
+  options.threads = limits_.threads;
+  options.busy_wait = limits_.busy_wait;
+  options.pin_threads = limits_.pin_threads;
+  options.reference_kernels = limits_.reference_kernels;
+  std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
+  return options;
 }
 
 void Engine::ComputeMemoryReport() {
@@ -97,12 +193,7 @@ Status Engine::Allocate() {
   binding.bytes[int(BufferId::kArena)] = arena_.size();
   binding.data[int(BufferId::kIo)] = io_.data();
   binding.bytes[int(BufferId::kIo)] = io_.size();
-  BackendOptions options;
-  options.threads = limits_.threads;
-  options.busy_wait = limits_.busy_wait;
-  options.pin_threads = limits_.pin_threads;
-  options.reference_kernels = limits_.reference_kernels;
-  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", options, &backend_));
+  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
   const Plan* plans[2] = {&plans_[0], &plans_[1]};
   STATICLM_RETURN_IF_ERROR(backend_->Prepare(plans, n_plans_, binding));
 

@@ -31,6 +31,9 @@ struct EngineLimits {
   bool reference_kernels = false;
   bool busy_wait = false;
   bool pin_threads = false;
+  // A plan file to load instead of building plans; its limits replace max_context,
+  // max_batch, prefill_chunk and kv_dtype above. Borrowed for the Load call.
+  const char* plan_path = nullptr;
 };
 
 struct MemoryReport {
@@ -50,6 +53,8 @@ class Engine {
   Status Load(const char* model_path, const EngineLimits& limits);
   // Init: allocates the buffers, prepares the backend, warms up. Call after Load.
   Status Allocate();
+  // Init: writes the plans Load built (or loaded) to a plan file bound to this model.
+  Status SavePlans(const char* path) const;
 
   // Run phase. See include/staticlm/staticlm.h for each call's contract.
   Status Prefill(const int32_t* tokens, size_t n_tokens);
@@ -84,6 +89,9 @@ class Engine {
   static constexpr int kPrefillPlan = 1;
   int PlanIndex(int32_t n_tokens) const { return n_tokens == 1 ? kDecodePlan : n_plans_ - 1; }
   Status BuildPlans();
+  Status LoadPlans(const char* path);
+  Status CheckLoadedPlans() const;
+  BackendOptions MakeBackendOptions() const;
   Status CheckLimits() const;
   Status RunChunk(const int32_t* tokens, int32_t n_tokens);
   void ComputeMemoryReport();
@@ -98,6 +106,7 @@ class Engine {
   Plan plans_[2];
   ArenaReport arenas_[2];
   int n_plans_ = 0;
+  char plan_kernels_[32] = {0};  // the kernel choice a loaded plan file names
   MemoryReport memory_;
   AlignedBuffer kv_cache_;
   AlignedBuffer arena_;

@@ -1,5 +1,6 @@
 #include "runtime/plan/llama_plan_builder.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
@@ -249,10 +250,15 @@ Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
   return Status::Ok();
 }
 
+std::atomic<uint64_t> build_count{0};
+
 }  // namespace
+
+uint64_t LlamaPlanBuildCount() { return build_count.load(); }
 
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
                       const PlanLimits& limits, Plan* plan, ArenaReport* arena) {
+  build_count.fetch_add(1);
   STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));
   Builder builder(file, config, limits, plan);
   STATICLM_RETURN_IF_ERROR(builder.Build());

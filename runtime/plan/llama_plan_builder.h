@@ -21,4 +21,8 @@ constexpr uint64_t kPlanAlignment = 64;
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
                       const PlanLimits& limits, Plan* plan, ArenaReport* arena);
 
+// How many times BuildLlamaPlan has run in this process: lets a test prove that loading a plan
+// file builds nothing.
+uint64_t LlamaPlanBuildCount();
+
 }  // namespace staticlm

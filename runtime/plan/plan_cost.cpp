@@ -7,54 +7,91 @@ uint64_t RowBytes(const TensorRegion& t) {
   return DTypeBytes(t.dtype, static_cast<uint64_t>(t.elements() / t.shape[0]));
 }
 
-void AddOpCost(const Plan& plan, const Op& op, int64_t n, int64_t position, StepCost* cost) {
+uint64_t U(int64_t v) { return static_cast<uint64_t>(v); }
+
+}  // namespace
+
+void StepCost::Add(const StepCost& o) {
+  weight_bytes += o.weight_bytes;
+  kv_cache_bytes += o.kv_cache_bytes;
+  activation_bytes += o.activation_bytes;
+  bytes_read += o.bytes_read;
+  bytes_written += o.bytes_written;
+  flops += o.flops;
+}
+
+StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_t position) {
+  StepCost c;
   const TensorRegion& out = plan.tensors[op.outputs[0]];
-  int64_t rows = op.params.rows_from_step ? n : out.shape[0];
-  uint64_t out_bytes = static_cast<uint64_t>(rows) * RowBytes(out);
   const OpParams& p = op.params;
+  int64_t rows = p.rows_from_step ? n_tokens : out.shape[0];
+  uint64_t out_bytes = U(rows) * RowBytes(out);
   switch (op.kind) {
     case OpKind::kEmbed:
-      cost->weight_bytes += static_cast<uint64_t>(rows) * RowBytes(plan.tensors[op.inputs[0]]);
-      cost->activation_bytes += out_bytes + 4 * static_cast<uint64_t>(rows);
-      return;
+      c.weight_bytes = U(rows) * RowBytes(plan.tensors[op.inputs[0]]);
+      c.bytes_read = c.weight_bytes + 4 * U(rows);
+      c.bytes_written = out_bytes;
+      break;
     case OpKind::kMatMul: {
       const TensorRegion& w = plan.tensors[op.inputs[1]];
-      cost->weight_bytes += w.bytes();
-      cost->activation_bytes += static_cast<uint64_t>(rows * w.shape[1]) * 4 + out_bytes;
-      cost->flops += 2 * static_cast<uint64_t>(rows * w.shape[0] * w.shape[1]);
-      return;
+      c.weight_bytes = w.bytes();
+      c.bytes_read = c.weight_bytes + U(rows * w.shape[1]) * 4;
+      c.bytes_written = out_bytes;
+      c.flops = 2 * U(rows * w.shape[0] * w.shape[1]);
+      break;
     }
+    case OpKind::kRmsNorm:
+      c.weight_bytes = plan.tensors[op.inputs[1]].bytes();
+      c.bytes_read = c.weight_bytes + out_bytes;
+      c.bytes_written = out_bytes;
+      c.flops = 4 * U(rows * out.shape[1]);
+      break;
     case OpKind::kKvStore: {
-      const TensorRegion& cache = plan.tensors[op.outputs[0]];
-      uint64_t elem = DTypeBytes(cache.dtype, 1);
-      cost->kv_cache_bytes += 2 * static_cast<uint64_t>(rows * p.n_kv_heads * p.head_dim) * elem;
-      cost->activation_bytes += 2 * static_cast<uint64_t>(rows * p.n_kv_heads * p.head_dim) * 4;
-      return;
+      uint64_t elem = DTypeBytes(out.dtype, 1);
+      uint64_t values = 2 * U(rows * p.n_kv_heads * p.head_dim);
+      c.kv_cache_bytes = values * elem;
+      c.bytes_read = values * 4;
+      c.bytes_written = values * elem;
+      break;
     }
     case OpKind::kAttention: {
       const TensorRegion& cache = plan.tensors[op.inputs[1]];
       uint64_t elem = DTypeBytes(cache.dtype, 1);
-      // Each KV head's keys and values up to the last position are read once per step (query
-      // heads of a group share them while hot); scores are q·k and weights·v per query head.
-      uint64_t span = static_cast<uint64_t>(position + rows);
-      cost->kv_cache_bytes += 2 * span * static_cast<uint64_t>(p.n_kv_heads * p.head_dim) * elem;
+      // Each KV head's keys and values up to the last position are read once per step (the
+      // query heads of a group share them while they are in cache).
+      uint64_t span = U(position + rows);
+      c.kv_cache_bytes = 2 * span * U(p.n_kv_heads * p.head_dim) * elem;
       uint64_t pairs = 0;
-      for (int64_t r = 0; r < rows; ++r) pairs += static_cast<uint64_t>(position + r + 1);
-      cost->flops += 4 * pairs * static_cast<uint64_t>(p.n_heads * p.head_dim);
-      cost->activation_bytes += 2 * out_bytes;
-      return;
+      for (int64_t r = 0; r < rows; ++r) pairs += U(position + r + 1);
+      c.flops = 4 * pairs * U(p.n_heads * p.head_dim);
+      c.bytes_read = c.kv_cache_bytes + out_bytes;
+      c.bytes_written = out_bytes;
+      break;
     }
-    default:
-      cost->activation_bytes += 2 * out_bytes;
-      return;
+    case OpKind::kAdd:
+    case OpKind::kSiluMul:
+      c.bytes_read = 2 * out_bytes;
+      c.bytes_written = out_bytes;
+      c.flops = U(rows * out.shape[1]) * (op.kind == OpKind::kAdd ? 1 : 4);
+      break;
+    case OpKind::kRope:
+      c.bytes_read = out_bytes;
+      c.bytes_written = out_bytes;
+      c.flops = 6 * U(rows * out.shape[1]) / 2;
+      break;
+    case OpKind::kTakeLast:
+      c.bytes_read = out_bytes;
+      c.bytes_written = out_bytes;
+      break;
   }
+  uint64_t moved = c.bytes_read + c.bytes_written;
+  c.activation_bytes = moved - c.weight_bytes - c.kv_cache_bytes;
+  return c;
 }
-
-}  // namespace
 
 StepCost EstimateStepCost(const Plan& plan, int32_t n_tokens, int32_t position) {
   StepCost cost;
-  for (const Op& op : plan.ops) AddOpCost(plan, op, n_tokens, position, &cost);
+  for (const Op& op : plan.ops) cost.Add(EstimateOpCost(plan, op, n_tokens, position));
   return cost;
 }
 

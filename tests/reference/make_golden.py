@@ -53,7 +53,10 @@ GOLDEN_DIR = os.path.join(REPO, "tests", "golden")
 
 GREEDY_STEPS = 64
 LOGIT_TOP_K = 20
-THREADS = 2
+# One torch thread: bit-for-bit repeatable and immune to OpenMP spin-waiting when
+# the machine is oversubscribed (two threads ran 30x slower under a parallel build).
+TORCH_THREADS = 1
+LLAMA_THREADS = 2
 
 # Texts for tokenizer.txt: each exercises one tokenizer rule or script.
 TOKENIZER_TEXTS = [
@@ -359,6 +362,7 @@ def write_logits(model, toks, context):
         out.line(f"ids {ids_str(ids)}")
         for p in positions:
             out.line(f"pos {p} top {top_k_str(logits[p], LOGIT_TOP_K)}")
+    out.note(f"transformers: float32, eager attention, torch threads {TORCH_THREADS}; no BOS (add_bos_token false)")
     out.note(f"max |logit| over all vocab entries at all positions of all prompts: {max_abs:.6f}")
     out.note("format per prompt: 'prompt <name>', 'text <hex>', 'ids ...', then 'pos <p> top <id>:<logit> ...'")
     out.note("  (top entries in decreasing logit order; positions 0, 1, n/2 and n-1)")
@@ -413,6 +417,7 @@ def write_greedy(model, cases, context):
         out.line("top1 " + " ".join(f6(v) for v in top1s))
     out.note(f"max |logit| over all vocab entries at all steps: {max_abs:.6f}; smallest top1-top2 gap: {min_gap:.6f}")
     out.note(
+        f"transformers: float32 weights and activations, eager attention, torch threads {TORCH_THREADS}.\n"
         "decoding: own loop, full forward over the prompt then one token per step with the KV cache;\n"
         f"argmax at every step (no sampling, no repetition penalty), exactly {GREEDY_STEPS} tokens, EOS ignored.\n"
         "chat cases: text is tokenizer.apply_chat_template(messages, add_generation_prompt=True), checked\n"
@@ -437,12 +442,20 @@ def load_llama(vocab_only):
         vocab_only=vocab_only,
         n_ctx=1024,
         n_batch=512,
-        n_threads=THREADS,
-        n_threads_batch=THREADS,
+        n_threads=LLAMA_THREADS,
+        n_threads_batch=LLAMA_THREADS,
         seed=0,
         logits_all=False,
         verbose=False,
     )
+
+
+def last_logits_llama(llm):
+    """Logits of the last evaluated token (llama-cpp-python keeps no copy unless logits_all)."""
+    import llama_cpp
+
+    row = llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1)
+    return np.ctypeslib.as_array(row, shape=(llm.n_vocab(),)).copy()
 
 
 def greedy_llama(llm, ids):
@@ -450,7 +463,7 @@ def greedy_llama(llm, ids):
     llm.eval(ids)
     tokens, top1s, first_logits = [], [], None
     for step in range(GREEDY_STEPS):
-        logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+        logits = last_logits_llama(llm)
         if first_logits is None:
             first_logits = logits
         token = int(np.argmax(logits))
@@ -484,7 +497,7 @@ def write_llama_greedy(model, cases, hf_results, context):
         out.line(f"tokens {ids_str(tokens)}")
         out.line("top1 " + " ".join(f6(v) for v in top1s))
     out.note(
-        f"llama.cpp via llama-cpp-python, n_threads={THREADS}, n_batch=512, prompt evaluated in one batch,\n"
+        f"llama.cpp via llama-cpp-python, n_threads={LLAMA_THREADS}, n_batch=512, prompt evaluated in one batch,\n"
         "then one token per step; argmax of the last logits each step (temperature 0 / top-k 1), EOS ignored.\n"
         f"agreement with greedy.txt: {agree_full}/{len(cases)} cases identical for all {GREEDY_STEPS} tokens, "
         f"{agree_tokens}/{total_tokens} tokens equal position-by-position;\n"
@@ -506,7 +519,7 @@ def main():
 
     started = time.time()
     torch.manual_seed(0)
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(TORCH_THREADS)
     torch.use_deterministic_algorithms(True)
     os.makedirs(GOLDEN_DIR, exist_ok=True)
 

@@ -63,6 +63,16 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
   if (!std::strcmp(flag, "--model")) { o->model = value; return true; }
   if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) { o->prompt = value; return true; }
   if (!std::strcmp(flag, "--system")) { o->system = value; return true; }
+  if (!std::strcmp(flag, "--plan")) { o->limits.plan_path = value; return true; }
+  if (!std::strcmp(flag, "-o") || !std::strcmp(flag, "--output")) { o->output = value; return true; }
+  if (!std::strcmp(flag, "--backend")) {
+    if (std::strcmp(value, "cpu") != 0) {
+      std::fprintf(stderr, "staticlm: backend '%s' is not in this build (it has: cpu)\n", value);
+      return false;
+    }
+    o->backend = value;
+    return true;
+  }
   if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n")) return ParseI32(flag, value, &o->max_tokens);
   if (!std::strcmp(flag, "--seed")) {
     if (!ParseInt(flag, value, 0, INT64_MAX, &v)) return false;
@@ -97,6 +107,7 @@ bool ParseOptions(int argc, char** argv, int first, Options* o) {
     const char* flag = argv[i];
     if (!std::strcmp(flag, "--chat")) { o->chat_template = true; continue; }
     if (!std::strcmp(flag, "--json")) { o->json = true; continue; }
+    if (!std::strcmp(flag, "--print")) { o->print = true; continue; }
     if (!std::strcmp(flag, "--reference")) { o->limits.reference_kernels = 1; continue; }
     if (!std::strcmp(flag, "--busy-wait")) { o->limits.busy_wait = 1; continue; }
     if (!std::strcmp(flag, "--pin")) { o->limits.pin_threads = 1; continue; }

@@ -15,8 +15,9 @@ namespace staticlm::cli {
 namespace {
 
 // The end of the previous assistant turn: the end-of-generation token was sampled but never
-// decoded, so the next turn's text starts by closing the turn as the template would.
-constexpr const char* kCloseTurn = "<|im_end|>\n";
+// decoded, so the next turn's text starts by closing the turn; the continuation that follows
+// begins with the newline the template puts after it.
+constexpr const char* kCloseTurn = "<|im_end|>";
 
 struct ChatBuffers {
   std::unique_ptr<char[]> line;

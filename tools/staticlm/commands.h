@@ -6,5 +6,7 @@ namespace staticlm::cli {
 int RunCommand(int argc, char** argv);
 int ChatCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
+int BenchCommand(int argc, char** argv);
+int PlanCommand(int argc, char** argv);
 
 }  // namespace staticlm::cli

@@ -6,8 +6,10 @@
 
 namespace {
 
-// stdout gets a fixed buffer so that writing it never allocates in the run phase.
+// stdin and stdout get fixed buffers: stdio would otherwise allocate them on first use, which
+// is inside the run phase.
 char stdout_buffer[1 << 16];
+char stdin_buffer[1 << 16];
 
 void PrintUsage(FILE* out) {
   std::fputs(
@@ -16,6 +18,9 @@ void PrintUsage(FILE* out) {
       "  run      generate from a prompt, streaming text, then print figures\n"
       "  chat     interactive multi-turn chat (the cache is kept between turns)\n"
       "  inspect  print the model's metadata, tensor types and planned memory\n"
+      "  bench    measure init, first-token time, prefill and per-token decode latency\n"
+      "  plan     build the plans ahead of time: -o FILE saves them, --print shows the op\n"
+      "           table, --json a summary; run --plan FILE loads them without building\n"
       "  help     print this text\n"
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
@@ -27,6 +32,8 @@ void PrintUsage(FILE* out) {
       "  --busy-wait          workers spin between ops instead of sleeping\n"
       "  --pin                pin worker threads to cores\n"
       "  --max-prompt-bytes N longest prompt text accepted (default 16384)\n"
+      "  --plan FILE          load plans saved by `staticlm plan -o` (sizes come from it)\n"
+      "  --backend cpu        the backend (this build: cpu)\n"
       "options (run, chat):\n"
       "  --prompt TEXT        the prompt (run: default 'The theory of special relativity states ')\n"
       "  --chat               run: wrap the prompt in the model's chat template\n"
@@ -34,7 +41,16 @@ void PrintUsage(FILE* out) {
       "  --max-tokens N       tokens to generate (default 128)\n"
       "  --temperature T      0 = greedy (default 0.8)\n"
       "  --top-k K  --top-p P  --min-p P  --repeat-penalty R  --repeat-window N  --seed S\n"
-      "  --json               run: print one JSON object instead of streaming\n",
+      "  --json               run: print one JSON object instead of streaming\n"
+      "options (bench; also --model --threads --ctx --chunk --kv --reference --busy-wait --pin):\n"
+      "  --prompt-tokens N    synthetic prompt for first-token time and prefill (default 128)\n"
+      "  --gen-tokens N       decode steps timed at each depth (default 64)\n"
+      "  --depths D,D,...     cache depths at which decode is timed (default 0)\n"
+      "  --reps R  --warmup N measured and unmeasured repetitions (default 3 and 1)\n"
+      "  --json FILE          write the figures as one JSON object (bench/README.md)\n"
+      "  --plot FILE          write an SVG of per-token decode latency\n"
+      "  --probe-mib N        read-bandwidth probe buffer (default max(256, 4 x LLC); 0 = off)\n"
+      "  (bench --ctx defaults to what the depths need, at least 2048, at most the model's)\n",
       out);
 }
 
@@ -42,6 +58,7 @@ void PrintUsage(FILE* out) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
+  std::setvbuf(stdin, stdin_buffer, _IOFBF, sizeof(stdin_buffer));
   if (argc < 2) {
     PrintUsage(stderr);
     return 2;
@@ -50,6 +67,8 @@ int main(int argc, char** argv) {
   if (!std::strcmp(command, "run")) return staticlm::cli::RunCommand(argc, argv);
   if (!std::strcmp(command, "chat")) return staticlm::cli::ChatCommand(argc, argv);
   if (!std::strcmp(command, "inspect")) return staticlm::cli::InspectCommand(argc, argv);
+  if (!std::strcmp(command, "bench")) return staticlm::cli::BenchCommand(argc, argv);
+  if (!std::strcmp(command, "plan")) return staticlm::cli::PlanCommand(argc, argv);
   if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
     PrintUsage(stdout);
     return 0;

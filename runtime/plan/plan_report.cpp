@@ -1,0 +1,103 @@
+#include "runtime/plan/plan_report.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+
+#include "runtime/plan/plan_cost.h"
+
+namespace staticlm {
+namespace {
+
+// Appends to a fixed buffer, counting what did not fit so callers can size a second try.
+class Text {
+ public:
+  Text(char* out, size_t capacity) : out_(out), capacity_(capacity) {
+    if (capacity_ > 0) out_[0] = '\0';
+  }
+  void Add(const char* format, ...) __attribute__((format(printf, 2, 3))) {
+    va_list args;
+    va_start(args, format);
+    char* dst = used_ < capacity_ ? out_ + used_ : nullptr;
+    size_t room = used_ < capacity_ ? capacity_ - used_ : 0;
+    int n = std::vsnprintf(dst, room, format, args);
+    va_end(args);
+    if (n > 0) used_ += static_cast<size_t>(n);
+  }
+  size_t needed() const { return used_ + 1; }
+
+ private:
+  char* out_;
+  size_t capacity_;
+  size_t used_ = 0;
+};
+
+unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
+
+
+void AddOpRow(const Plan& plan, size_t index, const Op& op, const StepCost& c, Text* text) {
+  const TensorRegion& out = plan.tensors[op.outputs[0]];
+  text->Add("%5zu  %-10s %-22s ", index, OpKindName(op.kind), out.name);
+  char inputs[96] = {0};
+  size_t used = 0;
+  for (int i = 0; i < op.n_inputs && used < sizeof(inputs); ++i) {
+    int n = std::snprintf(inputs + used, sizeof(inputs) - used, "%s%s", i ? "," : "",
+                          plan.tensors[op.inputs[i]].name);
+    if (n > 0) used += static_cast<size_t>(n);
+  }
+  text->Add("%-44.44s %8s+%-10llu %12llu %10llu %12llu\n", inputs, BufferName(out.buffer),
+            U(out.offset), U(c.bytes_read), U(c.bytes_written), U(c.flops));
+}
+
+}  // namespace
+
+size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t capacity) {
+  Text text(out, capacity);
+  for (int p = 0; p < n_plans; ++p) {
+    const ReportedPlan& r = plans[p];
+    const Plan& plan = *r.plan;
+    text.Add("%s plan: %zu ops, %zu tensors, %d token%s per step, context %d, chunk %d\n", r.name,
+             plan.ops.size(), plan.tensors.size(), r.n_tokens, r.n_tokens == 1 ? "" : "s",
+             plan.limits.max_context, plan.limits.prefill_chunk);
+    text.Add("%5s  %-10s %-22s %-44s %19s %12s %10s %12s\n", "op", "kernel", "output", "inputs",
+             "output region", "bytes read", "written", "FLOPs");
+    StepCost total;
+    for (size_t i = 0; i < plan.ops.size(); ++i) {
+      StepCost c = EstimateOpCost(plan, plan.ops[i], r.n_tokens, 0);
+      total.Add(c);
+      AddOpRow(plan, i, plan.ops[i], c, &text);
+    }
+    text.Add("total per step (at position 0): %llu bytes read (%llu of weights, %llu of KV "
+             "cache), %llu written, %llu FLOPs\n",
+             U(total.bytes_read), U(total.weight_bytes), U(total.kv_cache_bytes),
+             U(total.bytes_written), U(total.flops));
+    text.Add("arena: %llu bytes (lower bound %llu, %.3f x; no sharing %llu)\n\n",
+             U(r.arena.arena_bytes), U(r.arena.lower_bound_bytes),
+             r.arena.lower_bound_bytes
+                 ? double(r.arena.arena_bytes) / double(r.arena.lower_bound_bytes)
+                 : 0.0,
+             U(r.arena.naive_bytes));
+  }
+  return text.needed();
+}
+
+size_t WritePlanJson(const ReportedPlan* plans, int n_plans, char* out, size_t capacity) {
+  Text text(out, capacity);
+  text.Add("{");
+  for (int p = 0; p < n_plans; ++p) {
+    const ReportedPlan& r = plans[p];
+    StepCost c = EstimateStepCost(*r.plan, r.n_tokens, 0);
+    text.Add("%s\"%s\": {\"arena_bytes\": %llu, \"lower_bound_bytes\": %llu, "
+             "\"naive_bytes\": %llu, \"bytes_read_per_step\": %llu, "
+             "\"bytes_written_per_step\": %llu, \"weight_bytes_per_step\": %llu, "
+             "\"flops_per_step\": %llu, \"ops\": %zu, \"tensors\": %zu, "
+             "\"tokens_per_step\": %d}",
+             p ? ", " : "", r.name, U(r.arena.arena_bytes), U(r.arena.lower_bound_bytes),
+             U(r.arena.naive_bytes), U(c.bytes_read), U(c.bytes_written), U(c.weight_bytes),
+             U(c.flops), r.plan->ops.size(), r.plan->tensors.size(), r.n_tokens);
+  }
+  text.Add("}\n");
+  return text.needed();
+}
+
+}  // namespace staticlm

@@ -1,0 +1,105 @@
+// The readable table `staticlm bench` prints.
+#include <cmath>
+#include <cstdio>
+
+#include "tools/staticlm/bench_report.h"
+
+namespace staticlm::cli {
+namespace {
+
+constexpr double kMiB = 1048576.0;
+
+void PrintHeader(FILE* out, const BenchReport& r) {
+  const BenchOptions& o = *r.options;
+  const BenchContextFacts& facts = *r.facts;
+  std::fprintf(out, "staticlm bench %s\n", staticlm_version());
+  std::fprintf(out, "  model     %s\n", facts.model);
+  std::fprintf(out, "  machine   %s, %d cores, LLC %.0f MiB, load %.2f\n", facts.machine.cpu,
+               facts.machine.cores, facts.machine.llc_bytes / kMiB, facts.machine.load_average_1m);
+  std::fprintf(out, "  backend   %s\n", facts.backend);
+  std::fprintf(out, "  config    prompt %d, gen %d, depths", o.prompt_tokens, o.gen_tokens);
+  for (size_t i = 0; i < o.depths.size(); ++i)
+    std::fprintf(out, "%s%d", i ? "," : " ", o.depths[i]);
+  std::fprintf(out, ", reps %d (+%d warm-up), threads %d, ctx %d, chunk %d, kv %s%s%s%s\n\n",
+               o.reps, o.warmup, o.limits.threads, o.limits.max_context, o.limits.prefill_chunk,
+               o.limits.kv_type == STATICLM_KV_F32 ? "f32" : "f16",
+               o.limits.reference_kernels ? ", reference" : "",
+               o.limits.busy_wait ? ", busy-wait" : "", o.limits.pin_threads ? ", pinned" : "");
+}
+
+void PrintFirstToken(FILE* out, const BenchFigures& f) {
+  std::fprintf(out, "%-22s %10s %10s\n", "", "median", "best");
+  std::fprintf(out, "%-22s %10.1f %10s  ms\n", "init", f.init_ms, "");
+  std::fprintf(out, "%-22s %10.1f %10.1f  ms\n", "time to first token", f.ttft_ms_median,
+               f.ttft_ms_best);
+  std::fprintf(out, "%-22s %10.1f %10.1f  tok/s\n", "prefill", f.prefill_tps_median,
+               f.prefill_tps_best);
+  std::fprintf(out, "%-22s %10.3f %10s  ms/token\n\n", "sync (waiting)", f.sync_ms_per_token_median,
+               "");
+}
+
+void PrintLatencyRow(FILE* out, const char* label, const Summary& s) {
+  std::fprintf(out, "  %-8s %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n", label, s.min, s.p50, s.p90,
+               s.p99, s.max, s.stdev);
+}
+
+void PrintDecode(FILE* out, const BenchFigures& f) {
+  std::fprintf(out, "decode      tok/s     tok/s   bytes/step   implied     bound   %% of\n");
+  std::fprintf(out, "  depth    median      best        (MiB)      GB/s     tok/s  bound\n");
+  for (const DepthFigures& d : f.depths) {
+    std::fprintf(out, "  %-6d %8.1f  %8.1f  %11.2f  %8.2f  %8.1f  %5.1f\n", d.depth,
+                 d.decode_tps_median, d.decode_tps_best, d.bytes_per_step / kMiB,
+                 d.implied_bytes_per_s / 1e9, d.bound_tps, d.percent_of_bound);
+  }
+  std::fprintf(out, "\ndecode latency (ms)   min      p50      p90      p99      max    stdev\n");
+  for (const DepthFigures& d : f.depths) {
+    char label[24];
+    std::snprintf(label, sizeof(label), "d=%d", d.depth);
+    PrintLatencyRow(out, label, d.latency_ms);
+  }
+  PrintLatencyRow(out, "all", f.latency_ms);
+  std::fputc('\n', out);
+}
+
+void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchFigures& f) {
+  std::fprintf(out, "memory      peak RSS %.1f MiB, planned %.1f MiB, heap allocations after init ",
+               facts.peak_rss_bytes / kMiB, facts.planned_bytes / kMiB);
+  if (facts.heap_events < 0) {
+    std::fprintf(out, "unavailable (sanitizer build)\n");
+  } else {
+    std::fprintf(out, "%lld\n", facts.heap_events);
+  }
+  if (facts.bandwidth_measured) {
+    std::fprintf(out,
+                 "bandwidth   %.2f GB/s read (%.0f MiB, %d threads, best of %d); bound at depth 0 "
+                 "%.1f tok/s (%.2f MiB/step)",
+                 facts.bandwidth.bytes_per_s / 1e9, facts.bandwidth.buffer_bytes / kMiB,
+                 facts.bandwidth.threads, facts.bandwidth.passes, f.bound_tps_depth0,
+                 facts.bytes_per_step_depth0 / kMiB);
+    if (std::isfinite(f.percent_of_bound_depth0)) {
+      std::fprintf(out, ", decode at %.1f%% of it", f.percent_of_bound_depth0);
+    }
+    std::fputc('\n', out);
+  } else {
+    std::fprintf(out, "bandwidth   not measured (--probe-mib 0)\n");
+  }
+  const NoiseProbe& a = facts.noise_before;
+  const NoiseProbe& b = facts.noise_after;
+  std::fprintf(
+      out,
+      "noise       spread (max/min of %d runs of a fixed loop) before %.2f (%.0f-%.0f us), "
+      "after %.2f (%.0f-%.0f us)%s\n",
+      kNoiseSamples, a.spread, a.min_us, a.max_us, b.spread, b.min_us, b.max_us,
+      a.spread > 1.5 || b.spread > 1.5 ? "  -- noisy machine, treat figures with care" : "");
+}
+
+}  // namespace
+
+void PrintBenchTable(FILE* out, const BenchReport& r) {
+  PrintHeader(out, r);
+  PrintFirstToken(out, *r.figures);
+  PrintDecode(out, *r.figures);
+  PrintMachineFigures(out, *r.facts, *r.figures);
+}
+
+}  // namespace staticlm::cli
