@@ -28,9 +28,11 @@ const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
                         DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
 const MatMulIsa kIsas[] = {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512};
 
-const int64_t kOutputs[] = {1, 3, 17, 33, 100};
+// Tiles are up to 8 outputs × 4 rows, and block scales are read 8 or 16 blocks at a time: the
+// sizes leave every remainder of those.
+const int64_t kOutputs[] = {1, 3, 6, 13, 17, 33, 100};
 const int64_t kRows[] = {1, 2, 3, 5, 8, 13};
-const int64_t kQuantizedInputs[] = {32, 64, 96, 576, 1536};
+const int64_t kQuantizedInputs[] = {32, 64, 96, 544, 576, 1536};
 // Plain types also get widths that leave a partial vector (8 and 16 lanes) or are tiny.
 const int64_t kPlainInputs[] = {1, 7, 16, 45, 64, 96, 576, 1536};
 

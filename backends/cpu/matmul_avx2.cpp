@@ -3,7 +3,7 @@
 // CPU.
 //
 // Vectors are 8 floats. A quantized block of 32 is four vectors: lane j of vector v holds
-// element 8v + j (vectors 0-1 are the low nibbles of qs[0..15] in Q4, vectors 2-3 the high).
+// element 8v + j.
 #include "backends/cpu/matmul_impls.h"
 
 #if defined(__x86_64__)
@@ -22,111 +22,111 @@ namespace {
 
 using tiles::TileArgs;
 
-STATICLM_AVX2 float LoadHalf(const uint8_t* p) {
-  uint16_t h;
-  std::memcpy(&h, p, sizeof(h));
-  return _cvtsh_ss(h);
+// Stops GCC from fusing a multiply and the add after it into one FMA (C++ defaults to
+// -ffp-contract=fast): the reference rounds twice, and the weights must decode to its values.
+STATICLM_AVX2 __m256 Unfused(__m256 v) {
+  __asm__("" : "+x"(v));
+  return v;
 }
 
-// Nibbles of a Q4 block, widened on demand to 8 floats q · d + offset: the reference's two
-// roundings (float(q) · d, then + offset), so the weights are bit-identical to its.
-struct Nibbles {
-  __m128i low;   // qs[j] & 15: elements 0-15
-  __m128i high;  // qs[j] >> 4: elements 16-31
-  __m256 d;
-  __m256 offset;
-};
+// Block scales are decoded ahead of the blocks, kScaleChunk at a time, into a small array on
+// the stack (one gather and one vcvtph2ps per 8 blocks); the block loop then broadcasts them
+// straight from memory.
+constexpr int kScaleChunk = 8;
 
-STATICLM_AVX2 Nibbles LoadNibbles(const uint8_t* qs, float d, float offset) {
-  __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  __m128i mask = _mm_set1_epi8(0x0f);
-  return {_mm_and_si128(bytes, mask), _mm_and_si128(_mm_srli_epi16(bytes, 4), mask),
-          _mm256_set1_ps(d), _mm256_set1_ps(offset)};
+// Lane j: the 32-bit word at the start of block j (j < count; the other lanes 0), which holds
+// the block's f16 d in its low half and, in Q4_1, the f16 m in its high half.
+template <size_t kBlockBytes>
+STATICLM_AVX2 __m256i GatherBlockWords(const uint8_t* first_block, int count) {
+  const __m256i offsets =
+      _mm256_setr_epi32(0 * kBlockBytes, 1 * kBlockBytes, 2 * kBlockBytes, 3 * kBlockBytes,
+                        4 * kBlockBytes, 5 * kBlockBytes, 6 * kBlockBytes, 7 * kBlockBytes);
+  const __m256i lanes =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  return _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+                                     reinterpret_cast<const int*>(first_block), offsets, lanes, 1);
 }
 
-STATICLM_AVX2 __m256 NibbleVector(const Nibbles& n, int v) {
-  __m128i half = v < 2 ? n.low : n.high;
-  __m128i bytes = (v & 1) ? _mm_unpackhi_epi64(half, half) : half;
-  __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
-  return _mm256_add_ps(_mm256_mul_ps(q, n.d), n.offset);
+// The f16s in the low halves of `low` and in the high halves of `high`, as f32 (8 each).
+STATICLM_AVX2 void SplitHalves(__m256i words, float* low, float* high) {
+  __m256i packed = _mm256_packus_epi32(_mm256_and_si256(words, _mm256_set1_epi32(0xffff)),
+                                       _mm256_srli_epi32(words, 16));
+  // packus works per 128-bit lane: [low 0-3, high 0-3 | low 4-7, high 4-7].
+  packed = _mm256_permute4x64_epi64(packed, _MM_SHUFFLE(3, 1, 2, 0));
+  _mm256_storeu_ps(low, _mm256_cvtph_ps(_mm256_castsi256_si128(packed)));
+  if (high != nullptr) _mm256_storeu_ps(high, _mm256_cvtph_ps(_mm256_extracti128_si256(packed, 1)));
 }
 
+// Vector v (8 elements) of a Q4 block: v = 0, 1 are the low nibbles of qs[0-7], qs[8-15]
+// (elements 0-15), v = 2, 3 their high nibbles (elements 16-31). Decoded as the reference
+// does: float(q) · d, then + offset.
+STATICLM_AVX2 __m256 NibbleVector(const uint8_t* qs, int v, __m256 d, __m256 offset) {
+  __m256i bytes =
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(qs + 8 * (v & 1))));
+  __m256i q =
+      v < 2 ? _mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)) : _mm256_srli_epi32(bytes, 4);
+  return _mm256_add_ps(Unfused(_mm256_mul_ps(_mm256_cvtepi32_ps(q), d)), offset);
+}
+
+// Quantized blocks. LoadScales fills scales[k * kScaleChunk + j] with scale k of block j;
+// Vector gets a pointer to its block's first scale.
 struct Q4_0Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 4;
   static constexpr size_t kBytes = 18;
-  static constexpr bool kHasTail = false;
-  using State = Nibbles;
-  STATICLM_AVX2 static State Load(const uint8_t* block) {
-    float d = LoadHalf(block);
-    return LoadNibbles(block + 2, d, -8.0f * d);
+  static constexpr int kScales = 2;  // d, −8·d
+  STATICLM_AVX2 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    SplitHalves(GatherBlockWords<kBytes>(first, count), scales, nullptr);
+    __m256 d = _mm256_loadu_ps(scales);
+    _mm256_storeu_ps(scales + kScaleChunk, _mm256_mul_ps(d, _mm256_set1_ps(-8.0f)));
   }
-  STATICLM_AVX2 static __m256 Vector(const State& s, int v) { return NibbleVector(s, v); }
+  STATICLM_AVX2 static __m256 Vector(const uint8_t* block, const float* s, int v) {
+    return NibbleVector(block + 2, v, _mm256_broadcast_ss(s), _mm256_broadcast_ss(s + kScaleChunk));
+  }
 };
 
 struct Q4_1Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 4;
   static constexpr size_t kBytes = 20;
-  static constexpr bool kHasTail = false;
-  using State = Nibbles;
-  STATICLM_AVX2 static State Load(const uint8_t* block) {
-    return LoadNibbles(block + 4, LoadHalf(block), LoadHalf(block + 2));
+  static constexpr int kScales = 2;  // d, m
+  STATICLM_AVX2 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    SplitHalves(GatherBlockWords<kBytes>(first, count), scales, scales + kScaleChunk);
   }
-  STATICLM_AVX2 static __m256 Vector(const State& s, int v) { return NibbleVector(s, v); }
+  STATICLM_AVX2 static __m256 Vector(const uint8_t* block, const float* s, int v) {
+    return NibbleVector(block + 4, v, _mm256_broadcast_ss(s), _mm256_broadcast_ss(s + kScaleChunk));
+  }
 };
 
 struct Q8_0Block {
   static constexpr int kElements = 32;
-  static constexpr int kVectors = 4;
   static constexpr size_t kBytes = 34;
-  static constexpr bool kHasTail = false;
-  struct State {
-    const uint8_t* qs;
-    __m256 d;
-  };
-  STATICLM_AVX2 static State Load(const uint8_t* block) {
-    return {block + 2, _mm256_set1_ps(LoadHalf(block))};
+  static constexpr int kScales = 1;  // d
+  STATICLM_AVX2 static void LoadScales(const uint8_t* first, int count, float* scales) {
+    SplitHalves(GatherBlockWords<kBytes>(first, count), scales, nullptr);
   }
-  STATICLM_AVX2 static __m256 Vector(const State& s, int v) {
-    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(s.qs + 8 * v));
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), s.d);
+  STATICLM_AVX2 static __m256 Vector(const uint8_t* block, const float* s, int v) {
+    __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2 + 8 * v));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_broadcast_ss(s));
   }
 };
 
 // Plain types: a step is 8 elements; the last partial step goes through a zeroed copy.
 struct F32Block {
-  static constexpr int kElements = 8;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 32;
-  static constexpr bool kHasTail = true;
-  using State = const uint8_t*;
-  STATICLM_AVX2 static State Load(const uint8_t* p) { return p; }
-  STATICLM_AVX2 static __m256 Vector(State p, int) {
+  STATICLM_AVX2 static __m256 Decode(const uint8_t* p) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
   }
 };
 
 struct F16Block {
-  static constexpr int kElements = 8;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 16;
-  static constexpr bool kHasTail = true;
-  using State = const uint8_t*;
-  STATICLM_AVX2 static State Load(const uint8_t* p) { return p; }
-  STATICLM_AVX2 static __m256 Vector(State p, int) {
+  STATICLM_AVX2 static __m256 Decode(const uint8_t* p) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
 };
 
 struct BF16Block {
-  static constexpr int kElements = 8;
-  static constexpr int kVectors = 1;
   static constexpr size_t kBytes = 16;
-  static constexpr bool kHasTail = true;
-  using State = const uint8_t*;
-  STATICLM_AVX2 static State Load(const uint8_t* p) { return p; }
-  STATICLM_AVX2 static __m256 Vector(State p, int) {
+  STATICLM_AVX2 static __m256 Decode(const uint8_t* p) {
     __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
   }
@@ -140,63 +140,96 @@ STATICLM_AVX2 float ReduceAdd(__m256 v) {
   return _mm_cvtss_f32(s1);
 }
 
+// Every output (o, r) owns accumulator acc[o][r] and sees the same operations in the same
+// order whatever the tile shape: that is what makes results independent of tiling.
+template <int O, int R>
+STATICLM_AVX2 void StoreSums(const TileArgs& a, __m256 (&acc)[O][R]) {
+  for (int r = 0; r < R; ++r) {
+    for (int o = 0; o < O; ++o) a.y[r * a.n_out + o] = ReduceAdd(acc[o][r]);
+  }
+}
+
 template <class B>
-struct Tiles {
+struct QuantizedTiles {
   template <int O, int R>
   STATICLM_AVX2_KERNEL static void Run(const TileArgs& a) {
     __m256 acc[O][R];
-#pragma GCC unroll 4
     for (int o = 0; o < O; ++o) {
-#pragma GCC unroll 4
       for (int r = 0; r < R; ++r) acc[o][r] = _mm256_setzero_ps();
     }
-    const int64_t steps = a.n_in / B::kElements;
-    for (int64_t s = 0; s < steps; ++s) {
-      typename B::State state[O];
+    alignas(32) float scales[O][B::kScales * kScaleChunk];
+    const int64_t blocks = a.n_in / B::kElements;
+    for (int64_t b0 = 0; b0 < blocks; b0 += kScaleChunk) {
+      const int count = static_cast<int>(blocks - b0 < kScaleChunk ? blocks - b0 : kScaleChunk);
+      const uint8_t* chunk = a.w + b0 * B::kBytes;
+      for (int o = 0; o < O; ++o) B::LoadScales(chunk + o * a.row_bytes, count, scales[o]);
+      for (int j = 0; j < count; ++j) {
+        const float* x = a.x + (b0 + j) * B::kElements;
 #pragma GCC unroll 4
-      for (int o = 0; o < O; ++o) state[o] = B::Load(a.w + o * a.row_bytes + s * B::kBytes);
+        for (int v = 0; v < 4; ++v) {
+#pragma GCC unroll 8
+          for (int o = 0; o < O; ++o) {
+            __m256 wv = B::Vector(chunk + o * a.row_bytes + j * B::kBytes, &scales[o][j], v);
 #pragma GCC unroll 4
-      for (int v = 0; v < B::kVectors; ++v) {
-#pragma GCC unroll 4
-        for (int o = 0; o < O; ++o) {
-          __m256 wv = B::Vector(state[o], v);
-#pragma GCC unroll 4
-          for (int r = 0; r < R; ++r) {
-            __m256 xv = _mm256_loadu_ps(a.x + r * a.n_in + s * B::kElements + 8 * v);
-            acc[o][r] = _mm256_fmadd_ps(wv, xv, acc[o][r]);
+            for (int r = 0; r < R; ++r) {
+              acc[o][r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + r * a.n_in + 8 * v), acc[o][r]);
+            }
           }
         }
       }
     }
-    if constexpr (B::kHasTail) {
-      const int64_t done = steps * B::kElements;
-      const int64_t rest = a.n_in - done;
-      if (rest > 0) {
-        const size_t element_bytes = B::kBytes / B::kElements;
-        for (int o = 0; o < O; ++o) {
-          alignas(32) uint8_t wtail[B::kBytes] = {};
-          std::memcpy(wtail, a.w + o * a.row_bytes + steps * B::kBytes, rest * element_bytes);
-          __m256 wv = B::Vector(B::Load(wtail), 0);
-          for (int r = 0; r < R; ++r) {
-            alignas(32) float xtail[8] = {};
-            std::memcpy(xtail, a.x + r * a.n_in + done, rest * sizeof(float));
-            acc[o][r] = _mm256_fmadd_ps(wv, _mm256_load_ps(xtail), acc[o][r]);
-          }
-        }
-      }
-    }
-    for (int r = 0; r < R; ++r) {
-      for (int o = 0; o < O; ++o) a.y[r * a.n_out + o] = ReduceAdd(acc[o][r]);
-    }
+    StoreSums(a, acc);
   }
 };
 
-// One row: four weight rows at a time hide the FMA latency. Several rows: 2 × 4 tiles keep
-// the accumulators and decoded weights within the 16 ymm registers.
 template <class B>
+struct PlainTiles {
+  template <int O, int R>
+  STATICLM_AVX2_KERNEL static void Run(const TileArgs& a) {
+    __m256 acc[O][R];
+    for (int o = 0; o < O; ++o) {
+      for (int r = 0; r < R; ++r) acc[o][r] = _mm256_setzero_ps();
+    }
+    const int64_t steps = a.n_in / 8;
+    for (int64_t s = 0; s < steps; ++s) {
+#pragma GCC unroll 8
+      for (int o = 0; o < O; ++o) {
+        __m256 wv = B::Decode(a.w + o * a.row_bytes + s * B::kBytes);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          acc[o][r] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(a.x + r * a.n_in + s * 8), acc[o][r]);
+        }
+      }
+    }
+    const int64_t rest = a.n_in - steps * 8;
+    if (rest > 0) {
+      const size_t element_bytes = B::kBytes / 8;
+      for (int o = 0; o < O; ++o) {
+        alignas(32) uint8_t wtail[B::kBytes] = {};
+        std::memcpy(wtail, a.w + o * a.row_bytes + steps * B::kBytes, rest * element_bytes);
+        __m256 wv = B::Decode(wtail);
+        for (int r = 0; r < R; ++r) {
+          alignas(32) float xtail[8] = {};
+          std::memcpy(xtail, a.x + r * a.n_in + steps * 8, rest * sizeof(float));
+          acc[o][r] = _mm256_fmadd_ps(wv, _mm256_load_ps(xtail), acc[o][r]);
+        }
+      }
+    }
+    StoreSums(a, acc);
+  }
+};
+
+// Tile shapes, found by measurement, within the 16 ymm registers.
+template <class B, template <class> class Kernel>
+struct Shaped : Kernel<B> {
+  static constexpr int kMaxRows = 4;
+  static constexpr int kMaxOutputs = 2;
+  static constexpr int kMaxOutputsOneRow = 4;
+};
+
+template <class B, template <class> class Kernel>
 void Drive(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
-  int tile_outputs = rows == 1 ? 4 : 2;
-  tiles::DriveTiles<Tiles<B>>(whole, rows, o_begin, o_end, tile_outputs, tiles::kMaxTileRows);
+  tiles::DriveTiles<Shaped<B, Kernel>>(whole, rows, o_begin, o_end);
 }
 
 }  // namespace
@@ -206,17 +239,17 @@ void MatMulRangeAvx2(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, 
   TileArgs whole{w, DTypeBytes(type, static_cast<uint64_t>(n_in)), x, n_in, y, n_out};
   switch (type) {
     case DType::kQ4_0:
-      return Drive<Q4_0Block>(whole, rows, o_begin, o_end);
+      return Drive<Q4_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kQ4_1:
-      return Drive<Q4_1Block>(whole, rows, o_begin, o_end);
+      return Drive<Q4_1Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kQ8_0:
-      return Drive<Q8_0Block>(whole, rows, o_begin, o_end);
+      return Drive<Q8_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kF32:
-      return Drive<F32Block>(whole, rows, o_begin, o_end);
+      return Drive<F32Block, PlainTiles>(whole, rows, o_begin, o_end);
     case DType::kF16:
-      return Drive<F16Block>(whole, rows, o_begin, o_end);
+      return Drive<F16Block, PlainTiles>(whole, rows, o_begin, o_end);
     case DType::kBF16:
-      return Drive<BF16Block>(whole, rows, o_begin, o_end);
+      return Drive<BF16Block, PlainTiles>(whole, rows, o_begin, o_end);
     default:
       return MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
   }

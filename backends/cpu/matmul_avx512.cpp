@@ -14,7 +14,6 @@
 #include <immintrin.h>
 
 #include <cstring>
-#include <cstdlib>
 
 #include "backends/cpu/matmul_tiles.h"
 
@@ -43,11 +42,11 @@ constexpr int kScaleChunk = 16;
 // the block's f16 d in its low half and, in Q4_1, the f16 m in its high half.
 template <size_t kBlockBytes>
 STATICLM_AVX512 __m512i GatherBlockWords(const uint8_t* first_block, int count) {
-  const __m512i offsets = _mm512_setr_epi32(
-      0 * kBlockBytes, 1 * kBlockBytes, 2 * kBlockBytes, 3 * kBlockBytes, 4 * kBlockBytes,
-      5 * kBlockBytes, 6 * kBlockBytes, 7 * kBlockBytes, 8 * kBlockBytes, 9 * kBlockBytes,
-      10 * kBlockBytes, 11 * kBlockBytes, 12 * kBlockBytes, 13 * kBlockBytes, 14 * kBlockBytes,
-      15 * kBlockBytes);
+  const __m512i offsets =
+      _mm512_setr_epi32(0 * kBlockBytes, 1 * kBlockBytes, 2 * kBlockBytes, 3 * kBlockBytes,
+                        4 * kBlockBytes, 5 * kBlockBytes, 6 * kBlockBytes, 7 * kBlockBytes,
+                        8 * kBlockBytes, 9 * kBlockBytes, 10 * kBlockBytes, 11 * kBlockBytes,
+                        12 * kBlockBytes, 13 * kBlockBytes, 14 * kBlockBytes, 15 * kBlockBytes);
   const __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1u);
   return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), lanes, offsets, first_block, 1);
 }
@@ -194,7 +193,7 @@ struct QuantizedTiles {
         const float* x = a.x + (b0 + j) * B::kElements;
 #pragma GCC unroll 2
         for (int v = 0; v < 2; ++v) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
           for (int r = 0; r < R; ++r) {
             __m512 xv = _mm512_loadu_ps(x + r * a.n_in + 16 * v);
 #pragma GCC unroll 8
@@ -220,12 +219,12 @@ struct PlainTiles {
     const int64_t steps = a.n_in / 16;
     for (int64_t s = 0; s < steps; ++s) {
       __m512 w[O];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int o = 0; o < O; ++o) w[o] = B::Decode(a.w + o * a.row_bytes + s * B::kBytes);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < R; ++r) {
         __m512 xv = _mm512_loadu_ps(a.x + r * a.n_in + s * 16);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (int o = 0; o < O; ++o) acc[o][r] = _mm512_fmadd_ps(w[o], xv, acc[o][r]);
       }
     }
@@ -245,12 +244,18 @@ struct PlainTiles {
   }
 };
 
-template <class K>
+// Tile shapes, found by measurement: one row wants many weight rows in flight; several rows
+// want 4 × 4, which keeps 16 accumulators and 8 decoded vectors within the 32 registers.
+template <class B, template <class> class Kernel>
+struct Shaped : Kernel<B> {
+  static constexpr int kMaxRows = 4;
+  static constexpr int kMaxOutputs = 4;
+  static constexpr int kMaxOutputsOneRow = 8;
+};
+
+template <class B, template <class> class Kernel>
 void Drive(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
-  static int o1 = getenv("O1") ? atoi(getenv("O1")) : 8;
-  static int on = getenv("ON") ? atoi(getenv("ON")) : 4;
-  static int rn = getenv("RN") ? atoi(getenv("RN")) : 4;
-  tiles::DriveTiles<K>(whole, rows, o_begin, o_end, rows == 1 ? o1 : on, rows == 1 ? 1 : rn);
+  tiles::DriveTiles<Shaped<B, Kernel>>(whole, rows, o_begin, o_end);
 }
 
 }  // namespace
@@ -260,17 +265,17 @@ void MatMulRangeAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in
   TileArgs whole{w, DTypeBytes(type, static_cast<uint64_t>(n_in)), x, n_in, y, n_out};
   switch (type) {
     case DType::kQ4_0:
-      return Drive<QuantizedTiles<Q4_0Block>>(whole, rows, o_begin, o_end);
+      return Drive<Q4_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kQ4_1:
-      return Drive<QuantizedTiles<Q4_1Block>>(whole, rows, o_begin, o_end);
+      return Drive<Q4_1Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kQ8_0:
-      return Drive<QuantizedTiles<Q8_0Block>>(whole, rows, o_begin, o_end);
+      return Drive<Q8_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
     case DType::kF32:
-      return Drive<PlainTiles<F32Block>>(whole, rows, o_begin, o_end);
+      return Drive<F32Block, PlainTiles>(whole, rows, o_begin, o_end);
     case DType::kF16:
-      return Drive<PlainTiles<F16Block>>(whole, rows, o_begin, o_end);
+      return Drive<F16Block, PlainTiles>(whole, rows, o_begin, o_end);
     case DType::kBF16:
-      return Drive<PlainTiles<BF16Block>>(whole, rows, o_begin, o_end);
+      return Drive<BF16Block, PlainTiles>(whole, rows, o_begin, o_end);
     default:
       return MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
   }

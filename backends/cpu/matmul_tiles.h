@@ -15,9 +15,6 @@
 
 namespace staticlm::cpu::tiles {
 
-constexpr int kMaxTileOutputs = 8;
-constexpr int kMaxTileRows = 4;
-
 // One tile: w points at its first weight row, x at its first activation row, y at its
 // first output (row stride n_out).
 struct TileArgs {
@@ -31,44 +28,40 @@ struct TileArgs {
 
 using TileFn = void (*)(const TileArgs&);
 
-// K provides `template <int O, int R> static void Run(const TileArgs&)`.
-template <class K, int R>
+// K, the kernels of one ISA and weight type, provides
+//   template <int O, int R> static void Run(const TileArgs&);   O outputs × R rows
+//   static constexpr int kMaxRows;             rows per tile
+//   static constexpr int kMaxOutputs;          outputs per tile when rows > 1
+//   static constexpr int kMaxOutputsOneRow;    outputs per tile when rows == 1 (≥ kMaxOutputs)
+template <class K, int R, int O = 1>
 TileFn PickOutputs(int outputs) {
-  switch (outputs) {
-    case 1:
-      return &K::template Run<1, R>;
-    case 2:
-      return &K::template Run<2, R>;
-    case 3:
-      return &K::template Run<3, R>;
-    default:
-      return &K::template Run<4, R>;
+  constexpr int kLimit = R == 1 ? K::kMaxOutputsOneRow : K::kMaxOutputs;
+  if constexpr (O == kLimit) {
+    return &K::template Run<O, R>;
+  } else {
+    return outputs == O ? &K::template Run<O, R> : PickOutputs<K, R, O + 1>(outputs);
   }
 }
 
-template <class K>
+template <class K, int R = 1>
 TileFn PickTile(int outputs, int rows) {
-  switch (rows) {
-    case 1:
-      return PickOutputs<K, 1>(outputs);
-    case 2:
-      return PickOutputs<K, 2>(outputs);
-    case 3:
-      return PickOutputs<K, 3>(outputs);
-    default:
-      return PickOutputs<K, 4>(outputs);
+  if constexpr (R == K::kMaxRows) {
+    return PickOutputs<K, R>(outputs);
+  } else {
+    return rows == R ? PickOutputs<K, R>(outputs) : PickTile<K, R + 1>(outputs, rows);
   }
 }
 
-// Computes outputs [o_begin, o_end) of every row with tiles of at most tile_outputs ×
-// tile_rows (each ≤ 4). `whole` describes the full problem (w at row 0, y at (0, 0)).
+// Computes outputs [o_begin, o_end) of every row. `whole` describes the full problem (w at
+// row 0, y at (0, 0)).
 template <class K>
-void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end,
-                int tile_outputs, int tile_rows) {
+void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
+  const int64_t tile_outputs = rows == 1 ? K::kMaxOutputsOneRow : K::kMaxOutputs;
+  const int64_t tile_rows = K::kMaxRows;
   for (int64_t o0 = o_begin; o0 < o_end; o0 += tile_outputs) {
-    int outputs = static_cast<int>(o_end - o0 < tile_outputs ? o_end - o0 : tile_outputs);
+    const int outputs = static_cast<int>(o_end - o0 < tile_outputs ? o_end - o0 : tile_outputs);
     for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
-      int tile = static_cast<int>(rows - r0 < tile_rows ? rows - r0 : tile_rows);
+      const int tile = static_cast<int>(rows - r0 < tile_rows ? rows - r0 : tile_rows);
       TileArgs args = whole;
       args.w = whole.w + static_cast<size_t>(o0) * whole.row_bytes;
       args.x = whole.x + r0 * whole.n_in;

@@ -32,6 +32,7 @@ import importlib.metadata
 import os
 import platform
 import sys
+import tempfile
 import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -40,9 +41,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import gguf  # noqa: E402
 import jinja2  # noqa: E402
 import numpy as np  # noqa: E402
-import tokenizers  # noqa: E402
 import torch  # noqa: E402
-import transformers  # noqa: E402
 from tokenizers import pre_tokenizers  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
@@ -330,7 +329,7 @@ def prompt_text(toks, messages, plain):
     return plain if messages is None else render_chat(toks, messages)
 
 
-# ---------------------------------------------------------------- logits
+# ---------------------------------------------------------------- transformers
 
 
 def load_model():
@@ -341,35 +340,10 @@ def load_model():
     return model
 
 
-def top_k_str(logits, k):
-    values, indices = torch.topk(logits, k)
-    return " ".join(f"{int(i)}:{f6(v)}" for v, i in zip(values.tolist(), indices.tolist()))
-
-
-def write_logits(model, toks, context):
-    out = GoldenWriter("logits.txt", f"top-{LOGIT_TOP_K} logits of one full forward pass", context)
-    max_abs = 0.0
-    for name, messages, plain in LOGIT_PROMPTS:
-        text = prompt_text(toks, messages, plain)
-        ids = toks.encode(text)
-        with torch.inference_mode():
-            logits = model(torch.tensor([ids])).logits[0]
-        max_abs = max(max_abs, float(logits.abs().max()))
-        n = len(ids)
-        positions = sorted({0, 1, n // 2, n - 1})
-        out.line(f"prompt {name}")
-        out.line(f"text {hex_of(text)}")
-        out.line(f"ids {ids_str(ids)}")
-        for p in positions:
-            out.line(f"pos {p} top {top_k_str(logits[p], LOGIT_TOP_K)}")
-    out.note(f"transformers: float32, eager attention, torch threads {TORCH_THREADS}; no BOS (add_bos_token false)")
-    out.note(f"max |logit| over all vocab entries at all positions of all prompts: {max_abs:.6f}")
-    out.note("format per prompt: 'prompt <name>', 'text <hex>', 'ids ...', then 'pos <p> top <id>:<logit> ...'")
-    out.note("  (top entries in decreasing logit order; positions 0, 1, n/2 and n-1)")
-    return out.write()
-
-
-# ---------------------------------------------------------------- greedy
+def full_logits(model, ids):
+    """(len(ids), vocab) logits of one forward pass over the whole prompt."""
+    with torch.inference_mode():
+        return model(torch.tensor([ids])).logits[0].numpy()
 
 
 def greedy_transformers(model, ids):
@@ -390,53 +364,22 @@ def greedy_transformers(model, ids):
     return tokens, gaps, top1s, max_abs
 
 
-def greedy_cases(toks):
-    cases = []
-    for name, messages, plain in GREEDY_CASES:
+def prepare(toks, specs):
+    """(name, chat?, prompt text, golden ids) for each (name, messages, plain) spec."""
+    prepared = []
+    for name, messages, plain in specs:
         text = prompt_text(toks, messages, plain)
-        cases.append((name, messages is not None, text, toks.encode(text)))
-    return cases
-
-
-def write_case_head(out, name, chat, text, ids):
-    out.line(f"case {name} chat {int(chat)}")
-    out.line(f"text {hex_of(text)}")
-    out.line(f"prompt_ids {ids_str(ids)}")
-
-
-def write_greedy(model, cases, context):
-    out = GoldenWriter("greedy.txt", f"{GREEDY_STEPS}-token greedy continuations (transformers, f32)", context)
-    max_abs, min_gap, results = 0.0, float("inf"), {}
-    for name, chat, text, ids in cases:
-        tokens, gaps, top1s, case_max = greedy_transformers(model, ids)
-        results[name] = tokens
-        max_abs, min_gap = max(max_abs, case_max), min(min_gap, min(gaps))
-        write_case_head(out, name, chat, text, ids)
-        out.line(f"tokens {ids_str(tokens)}")
-        out.line("gaps " + " ".join(f6(g) for g in gaps))
-        out.line("top1 " + " ".join(f6(v) for v in top1s))
-    out.note(f"max |logit| over all vocab entries at all steps: {max_abs:.6f}; smallest top1-top2 gap: {min_gap:.6f}")
-    out.note(
-        f"transformers: float32 weights and activations, eager attention, torch threads {TORCH_THREADS}.\n"
-        "decoding: own loop, full forward over the prompt then one token per step with the KV cache;\n"
-        f"argmax at every step (no sampling, no repetition penalty), exactly {GREEDY_STEPS} tokens, EOS ignored.\n"
-        "chat cases: text is tokenizer.apply_chat_template(messages, add_generation_prompt=True), checked\n"
-        "equal to the GGUF tokenizer.chat_template rendered with jinja2; rendered texts:"
-    )
-    for name, chat, text, _ in cases:
-        if chat:
-            out.note(f"  {name}: {text!r}".encode("ascii", "backslashreplace").decode())
-    out.note("format per case: 'case <name> chat <0|1>', 'text <hex>', 'prompt_ids', 'tokens', 'gaps', 'top1'")
-    return out.write(), results
+        prepared.append((name, messages is not None, text, toks.encode(text)))
+    return prepared
 
 
 # ---------------------------------------------------------------- llama.cpp
 
 
-def load_llama(vocab_only):
-    from llama_cpp import Llama
+def load_llama(path, vocab_only=False, f32_kv=False):
+    from llama_cpp import GGML_TYPE_F32, Llama
 
-    path = os.path.join(MODEL_DIR, MODEL_FILE)
+    kv = {"type_k": GGML_TYPE_F32, "type_v": GGML_TYPE_F32} if f32_kv else {}
     return Llama(
         model_path=path,
         vocab_only=vocab_only,
@@ -447,6 +390,7 @@ def load_llama(vocab_only):
         seed=0,
         logits_all=False,
         verbose=False,
+        **kv,
     )
 
 
@@ -459,6 +403,7 @@ def last_logits_llama(llm):
 
 
 def greedy_llama(llm, ids):
+    """Returns (tokens, top1s, first-step logits) for GREEDY_STEPS argmax steps."""
     llm.reset()
     llm.eval(ids)
     tokens, top1s, first_logits = [], [], None
@@ -474,39 +419,146 @@ def greedy_llama(llm, ids):
     return tokens, top1s, first_logits
 
 
-def first_step_logits_transformers(model, ids):
-    with torch.inference_mode():
-        return model(torch.tensor([ids])).logits[0, -1].numpy()
+def write_f32_gguf(src, dst):
+    """Copies the GGUF with every tensor dequantized to f32 (for the exact cross-check)."""
+    reader = gguf.GGUFReader(src)
+    writer = gguf.GGUFWriter(dst, arch=reader.fields["general.architecture"].contents())
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        value = 0 if key == "general.file_type" else field.contents()  # 0 = all f32
+        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, value, field.types[0], sub_type=sub_type)
+    for tensor in reader.tensors:
+        data = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
+        writer.add_tensor(tensor.name, data.reshape([int(d) for d in reversed(tensor.shape)]))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
 
 
-def write_llama_greedy(model, cases, hf_results, context):
-    llm = load_llama(vocab_only=False)
-    out = GoldenWriter("llamacpp_greedy.txt", f"{GREEDY_STEPS}-token greedy continuations (llama.cpp)", context)
-    agree_full, agree_tokens, total_tokens, max_diff, summary = 0, 0, 0, 0.0, []
+def agreement(results_a, results_b):
+    """(cases identical, tokens equal, total tokens, first divergence per case)."""
+    full, equal, total, firsts = 0, 0, 0, {}
+    for name, a in results_a.items():
+        b = results_b[name]
+        firsts[name] = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), GREEDY_STEPS)
+        full += firsts[name] == GREEDY_STEPS
+        equal += sum(x == y for x, y in zip(a, b))
+        total += len(a)
+    return full, equal, total, firsts
+
+
+def f32_cross_check(logit_prompts, hf_logits, cases, hf_greedy):
+    """Runs llama.cpp on the dequantized-f32 model with an f32 KV cache.
+
+    Same weights as transformers, no activation quantization: any difference
+    beyond rounding would mean the two implement different models. Returns
+    (max |dlogit| over the logits prompts, agreement of greedy tokens).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "f32.gguf")
+        write_f32_gguf(os.path.join(MODEL_DIR, MODEL_FILE), path)
+        llm = load_llama(path, f32_kv=True)
+        max_diff = 0.0
+        for name, _, _, ids in logit_prompts:
+            for n in range(1, len(ids) + 1):  # every position, one prefix at a time
+                llm.reset()
+                llm.eval(ids[:n])
+                max_diff = max(max_diff, float(np.abs(last_logits_llama(llm) - hf_logits[name][n - 1]).max()))
+        tokens = {name: greedy_llama(llm, ids)[0] for name, _, _, ids in cases}
+        llm.close()
+    return max_diff, agreement(tokens, {n: r[0] for n, r in hf_greedy.items()})
+
+
+# ---------------------------------------------------------------- writers
+
+
+def top_k_str(logits, k):
+    order = np.argsort(-logits, kind="stable")[:k]
+    return " ".join(f"{int(i)}:{f6(logits[i])}" for i in order)
+
+
+def write_logits(logit_prompts, hf_logits, notes, context):
+    out = GoldenWriter("logits.txt", f"top-{LOGIT_TOP_K} logits of one full forward pass", context)
+    max_abs = 0.0
+    for name, _, text, ids in logit_prompts:
+        logits = hf_logits[name]
+        max_abs = max(max_abs, float(np.abs(logits).max()))
+        n = len(ids)
+        out.line(f"prompt {name}")
+        out.line(f"text {hex_of(text)}")
+        out.line(f"ids {ids_str(ids)}")
+        for p in sorted({0, 1, n // 2, n - 1}):
+            out.line(f"pos {p} top {top_k_str(logits[p], LOGIT_TOP_K)}")
+    out.note(f"transformers: float32, eager attention, torch threads {TORCH_THREADS}; no BOS (add_bos_token false)")
+    out.note(f"max |logit| over all vocab entries at all positions of all prompts: {max_abs:.6f}")
+    for note in notes:
+        out.note(note)
+    out.note("format per prompt: 'prompt <name>', 'text <hex>', 'ids ...', then 'pos <p> top <id>:<logit> ...'")
+    out.note("  (top entries in decreasing logit order, ties by lower id; positions 0, 1, n/2 and n-1)")
+    return out.write()
+
+
+def write_case_head(out, name, chat, text, ids):
+    out.line(f"case {name} chat {int(chat)}")
+    out.line(f"text {hex_of(text)}")
+    out.line(f"prompt_ids {ids_str(ids)}")
+
+
+def write_greedy(cases, hf_greedy, notes, context):
+    out = GoldenWriter("greedy.txt", f"{GREEDY_STEPS}-token greedy continuations (transformers, f32)", context)
+    max_abs, min_gap = 0.0, float("inf")
     for name, chat, text, ids in cases:
-        tokens, top1s, first = greedy_llama(llm, ids)
-        diff = float(np.abs(first - first_step_logits_transformers(model, ids)).max())
-        max_diff = max(max_diff, diff)
-        hf = hf_results[name]
-        prefix = next((i for i, (a, b) in enumerate(zip(tokens, hf)) if a != b), GREEDY_STEPS)
-        agree_full += prefix == GREEDY_STEPS
-        agree_tokens += sum(a == b for a, b in zip(tokens, hf))
-        total_tokens += GREEDY_STEPS
-        summary.append(f"  {name}: first divergence from greedy.txt at step {prefix}, first-step max |dlogit| {diff:.4f}")
+        tokens, gaps, top1s, case_max = hf_greedy[name]
+        max_abs, min_gap = max(max_abs, case_max), min(min_gap, min(gaps))
         write_case_head(out, name, chat, text, ids)
         out.line(f"tokens {ids_str(tokens)}")
+        out.line("gaps " + " ".join(f6(g) for g in gaps))
         out.line("top1 " + " ".join(f6(v) for v in top1s))
+    out.note(f"max |logit| over all vocab entries at all steps: {max_abs:.6f}; smallest top1-top2 gap: {min_gap:.6f}")
     out.note(
-        f"llama.cpp via llama-cpp-python, n_threads={LLAMA_THREADS}, n_batch=512, prompt evaluated in one batch,\n"
-        "then one token per step; argmax of the last logits each step (temperature 0 / top-k 1), EOS ignored.\n"
-        f"agreement with greedy.txt: {agree_full}/{len(cases)} cases identical for all {GREEDY_STEPS} tokens, "
-        f"{agree_tokens}/{total_tokens} tokens equal position-by-position;\n"
-        f"max |llama.cpp - transformers| over the first-step logits of all cases: {max_diff:.6f}"
+        f"transformers: float32 weights and activations, eager attention, torch threads {TORCH_THREADS}.\n"
+        "decoding: own loop, full forward over the prompt then one token per step with the KV cache;\n"
+        f"argmax at every step (no sampling, no repetition penalty), exactly {GREEDY_STEPS} tokens, EOS ignored."
     )
-    for line in summary:
-        out.note(line)
+    for note in notes:
+        out.note(note)
+    out.note(
+        "chat cases: text is tokenizer.apply_chat_template(messages, add_generation_prompt=True), checked\n"
+        "equal to the GGUF tokenizer.chat_template rendered with jinja2; rendered texts:"
+    )
+    for name, chat, text, _ in cases:
+        if chat:
+            out.note(f"  {name}: {text!r}".encode("ascii", "backslashreplace").decode())
+    out.note("format per case: 'case <name> chat <0|1>', 'text <hex>', 'prompt_ids', 'tokens', 'gaps', 'top1'")
+    return out.write()
+
+
+def write_llama_greedy(model, cases, hf_greedy, context):
+    llm = load_llama(os.path.join(MODEL_DIR, MODEL_FILE))
+    out = GoldenWriter("llamacpp_greedy.txt", f"{GREEDY_STEPS}-token greedy continuations (llama.cpp)", context)
+    tokens, diffs = {}, {}
+    for name, chat, text, ids in cases:
+        tokens[name], top1s, first = greedy_llama(llm, ids)
+        diffs[name] = float(np.abs(first - full_logits(model, ids)[-1]).max())
+        write_case_head(out, name, chat, text, ids)
+        out.line(f"tokens {ids_str(tokens[name])}")
+        out.line("top1 " + " ".join(f6(v) for v in top1s))
+    full, equal, total, firsts = agreement(tokens, {n: r[0] for n, r in hf_greedy.items()})
+    out.note(
+        f"llama.cpp via llama-cpp-python on the Q4_1 file as is (activations quantized to 8 bits inside the\n"
+        f"matmuls, default f16 KV cache), n_threads={LLAMA_THREADS}, n_batch=512, prompt evaluated in one batch,\n"
+        "then one token per step; argmax of the last logits each step (temperature 0 / top-k 1), EOS ignored.\n"
+        f"agreement with greedy.txt: {full}/{len(cases)} cases identical for all {GREEDY_STEPS} tokens, "
+        f"{equal}/{total} tokens equal position-by-position. Per case: first step that differs, and\n"
+        "max |dlogit| over the vocab at step 0:"
+    )
+    for name in tokens:
+        out.note(f"  {name}: first divergence at step {firsts[name]}, step-0 max |dlogit| {diffs[name]:.4f}")
     out.note("format per case: 'case <name> chat <0|1>', 'text <hex>', 'prompt_ids', 'tokens', 'top1'")
-    return out.write(), summary
+    return out.write(), (full, equal, total, firsts)
 
 
 # ---------------------------------------------------------------- main
@@ -516,6 +568,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-llamacpp", action="store_true", help="skip the llama.cpp cross-checks")
     args = parser.parse_args()
+    use_llama = not args.no_llamacpp
 
     started = time.time()
     torch.manual_seed(0)
@@ -530,20 +583,33 @@ def main():
         "sha256": sha256_of(model_path),
     }
     meta = gguf_metadata(model_path)
-    toks = Tokenizers(meta, None if args.no_llamacpp else load_llama(vocab_only=True))
+    toks = Tokenizers(meta, load_llama(model_path, vocab_only=True) if use_llama else None)
     print("wrote", write_tokenizer(toks, context))
 
     model = load_model()
-    print("wrote", write_logits(model, toks, context))
-    cases = greedy_cases(toks)
-    path, hf_results = write_greedy(model, cases, context)
-    print("wrote", path)
+    logit_prompts = prepare(toks, LOGIT_PROMPTS)
+    cases = prepare(toks, GREEDY_CASES)
     if toks.disagreements["llama"]:
-        print("WARNING: llama.cpp tokenizes differently:", toks.disagreements["llama"])
-    if not args.no_llamacpp:
-        path, summary = write_llama_greedy(model, cases, hf_results, context)
+        sys.exit(f"llama.cpp tokenizes differently: {toks.disagreements['llama']}")
+    hf_logits = {name: full_logits(model, ids) for name, _, _, ids in logit_prompts}
+    hf_greedy = {name: greedy_transformers(model, ids) for name, _, _, ids in cases}
+    print(f"transformers done at {time.time() - started:.1f} s")
+
+    logit_notes, greedy_notes = [], []
+    if use_llama:
+        max_diff, (full, equal, total, _) = f32_cross_check(logit_prompts, hf_logits, cases, hf_greedy)
+        setup = "llama.cpp on the same GGUF dequantized to f32 with an f32 KV cache"
+        logit_notes.append(f"cross-check, {setup}:\n  max |dlogit| over all vocab entries at all positions: {max_diff:.6f}")
+        greedy_notes.append(
+            f"cross-check, {setup}: {full}/{len(cases)} cases identical, {equal}/{total} tokens equal"
+        )
+        print(logit_notes[-1], greedy_notes[-1], sep="\n")
+    print("wrote", write_logits(logit_prompts, hf_logits, logit_notes, context))
+    print("wrote", write_greedy(cases, hf_greedy, greedy_notes, context))
+    if use_llama:
+        path, (full, equal, total, firsts) = write_llama_greedy(model, cases, hf_greedy, context)
         print("wrote", path)
-        print("\n".join(summary))
+        print(f"llama.cpp Q4_1 vs transformers: {full}/{len(cases)} cases identical, {equal}/{total} tokens; {firsts}")
     print(f"done in {time.time() - started:.1f} s")
 
 

@@ -76,6 +76,7 @@ bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases,
       cases->back().ids = ReadNumbers<int32_t>(in);
       return true;
     }
+    if (keyword == "text") return true;  // the prompt's text; the ids are what is compared
     if (keyword == "pos") {
       LogitsPosition p;
       std::string top_word, pair;

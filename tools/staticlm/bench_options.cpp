@@ -102,7 +102,10 @@ bool ParseValueFlag(const char* flag, const char* value, BenchOptions* o) {
   if (!std::strcmp(flag, "--warmup")) return ParseI32(flag, value, 0, 100, &o->warmup);
   if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
     return ParseI32(flag, value, 1, 256, &l.threads);
-  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
+  if (!std::strcmp(flag, "--chunk")) {
+    o->chunk_given = true;
+    return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
+  }
   if (!std::strcmp(flag, "--kv")) return ParseKv(value, &l.kv_type);
   if (!std::strcmp(flag, "--probe-mib")) return ParseInt(flag, value, 0, 1 << 16, &o->probe_mib);
   if (!std::strcmp(flag, "--ctx")) {
@@ -178,6 +181,9 @@ bool ResolveBenchContext(int32_t model_context, BenchOptions* o) {
     int64_t ctx = needed > 2048 ? needed : 2048;
     if (model_context > 0 && ctx > model_context) ctx = model_context;
     o->limits.max_context = static_cast<int32_t>(ctx);
+  }
+  if (!o->chunk_given && o->limits.prefill_chunk > o->limits.max_context) {
+    o->limits.prefill_chunk = o->limits.max_context;
   }
   return true;
 }

@@ -15,7 +15,8 @@ struct BenchOptions {
   std::vector<int32_t> depths{0};  // cache positions at which decode is measured
   int32_t reps = 3;                // measured repetitions of the whole measurement
   int32_t warmup = 1;              // unmeasured repetitions before them
-  bool ctx_given = false;          // --ctx was given; otherwise BenchContextLength decides
+  bool ctx_given = false;          // --ctx was given; otherwise ResolveBenchContext decides
+  bool chunk_given = false;        // --chunk was given; otherwise the default, at most the ctx
   int64_t probe_mib = -1;          // bandwidth probe buffer; -1 = automatic, 0 = no probe
   const char* json_path = nullptr;
   const char* plot_path = nullptr;
@@ -30,7 +31,8 @@ bool ParseBenchOptions(int argc, char** argv, int first, BenchOptions* options);
 int64_t BenchTokensNeeded(const BenchOptions& options);
 
 // Sets options->limits.max_context unless --ctx was given: at least 2048 and at least what the
-// measurement needs, but no more than `model_context` (when > 0). Returns false after printing
+// measurement needs, but no more than `model_context` (when > 0). Without --chunk, lowers the
+// default prefill chunk to the context if it is longer. Returns false after printing
 // a one-line error when the context (given or the model's) is too short for the measurement.
 bool ResolveBenchContext(int32_t model_context, BenchOptions* options);
 

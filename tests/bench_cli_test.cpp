@@ -1,0 +1,205 @@
+// `staticlm bench` end to end on the real model with tiny settings: the JSON report has every
+// documented key with sane values, no heap use after init, the SVG has a line per depth, and
+// bad input fails with one clean line.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  bool signaled = false;
+  std::string output;  // stdout and stderr together
+};
+
+Result RunCli(const std::string& args) {
+  std::string command = "timeout 120 " STATICLM_CLI " " + args + " 2>&1 </dev/null";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
+  int status = pclose(pipe);
+  r.signaled = WIFSIGNALED(status);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "staticlm_bench_" + name;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The text right after `"key": ` (the first occurrence), or "" if the key is absent.
+std::string ValueOf(const std::string& json, const std::string& key) {
+  size_t at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos) return "";
+  return json.substr(at + key.size() + 4, 40);
+}
+
+double NumberOf(const std::string& json, const std::string& key) {
+  std::string v = ValueOf(json, key);
+  if (v.empty() || !(v[0] == '-' || (v[0] >= '0' && v[0] <= '9'))) return -1.0;
+  return std::strtod(v.c_str(), nullptr);
+}
+
+// Braces and brackets outside strings balance and never go negative: a rough validity check.
+bool Balanced(const std::string& json) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (depth < 0) return false;
+  }
+  return depth == 0 && !in_string;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const std::string kModel = std::string("--model ") + STATICLM_DEFAULT_MODEL;
+const std::string kTiny =
+    kModel + " --prompt-tokens 8 --gen-tokens 4 --depths 0,16 --reps 1 --ctx 64 --probe-mib 16";
+
+TEST(BenchCliTest, ReportsEveryKey) {
+  std::string json_path = TempPath("report.json");
+  std::string svg_path = TempPath("plot.svg");
+  std::remove(json_path.c_str());
+  std::remove(svg_path.c_str());
+  Result r = RunCli("bench " + kTiny + " --json " + json_path + " --plot " + svg_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("time to first token"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decode latency"), std::string::npos) << r.output;
+
+  std::string json = ReadFile(json_path);
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_TRUE(Balanced(json)) << json;
+  for (const char* key : {"init_ms",
+                          "ttft_ms",
+                          "prefill_tokens_per_s",
+                          "decode_tokens_per_s_by_depth",
+                          "decode_latency_ms",
+                          "peak_rss_bytes",
+                          "planned_bytes",
+                          "heap_allocs_after_init",
+                          "bytes_read_per_decode_step",
+                          "read_bandwidth_bytes_per_s",
+                          "bandwidth_bound_tokens_per_s",
+                          "machine",
+                          "backend",
+                          "threads",
+                          "sync_ms_per_token",
+                          "noise",
+                          "config",
+                          "cpu",
+                          "cores",
+                          "min",
+                          "p50",
+                          "p90",
+                          "p99",
+                          "max",
+                          "stdev"}) {
+    EXPECT_NE(json.find(std::string("\"") + key + "\": "), std::string::npos) << key;
+  }
+  for (const char* key :
+       {"init_ms", "ttft_ms", "prefill_tokens_per_s", "peak_rss_bytes", "planned_bytes",
+        "read_bandwidth_bytes_per_s", "bandwidth_bound_tokens_per_s", "threads", "cores"}) {
+    EXPECT_GT(NumberOf(json, key), 0.0) << key << ": " << ValueOf(json, key);
+  }
+  EXPECT_GE(NumberOf(json, "sync_ms_per_token"), 0.0);
+  // Each depth appears as a key of the per-depth objects, with a positive speed.
+  size_t object = json.find("\"decode_tokens_per_s_by_depth\": ");
+  std::string speeds = json.substr(object, json.find('}', object) - object);
+  EXPECT_GT(NumberOf(speeds, "0"), 0.0) << speeds;
+  EXPECT_GT(NumberOf(speeds, "16"), 0.0) << speeds;
+  size_t bytes_object = json.find("\"bytes_read_per_decode_step\": ");
+  std::string bytes = json.substr(bytes_object, json.find('}', bytes_object) - bytes_object);
+  // A decode step reads every weight: tens of MiB for SmolLM2-135M, more at depth 16.
+  EXPECT_GT(NumberOf(bytes, "0"), 10e6) << bytes;
+  EXPECT_GT(NumberOf(bytes, "16"), NumberOf(bytes, "0")) << bytes;
+  EXPECT_GE(NumberOf(json, "peak_rss_bytes"), NumberOf(json, "planned_bytes") * 0.5);
+#ifdef STATICLM_SANITIZE
+  EXPECT_EQ(ValueOf(json, "heap_allocs_after_init").rfind("null", 0), 0u) << json;
+#else
+  EXPECT_EQ(ValueOf(json, "heap_allocs_after_init").rfind("0,", 0), 0u) << json;
+#endif
+
+  std::string svg = ReadFile(svg_path);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_EQ(Count(svg, "<polyline data-depth=\"0\""), 1u);
+  EXPECT_EQ(Count(svg, "<polyline data-depth=\"16\""), 1u);
+}
+
+TEST(BenchCliTest, PlotHasALinePerDepthAndRep) {
+  std::string svg_path = TempPath("reps.svg");
+  std::remove(svg_path.c_str());
+  Result r = RunCli("bench " + kModel +
+                    " --prompt-tokens 4 --gen-tokens 3 --depths 0,5,9 --reps 2 --warmup 0 "
+                    "--ctx 32 --probe-mib 0 --plot " +
+                    svg_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string svg = ReadFile(svg_path);
+  EXPECT_EQ(Count(svg, "<polyline "), 6u);
+  EXPECT_EQ(Count(svg, "data-depth=\"9\" data-rep=\"1\""), 1u);
+  EXPECT_NE(r.output.find("not measured"), std::string::npos) << r.output;
+}
+
+// A failure: non-zero exit (not a signal, not timeout's 124) and exactly one line of output
+// that starts with "staticlm:" and contains `expected`.
+void ExpectCleanFailure(const std::string& args, const std::string& expected) {
+  Result r = RunCli(args);
+  EXPECT_FALSE(r.signaled) << args;
+  EXPECT_NE(r.exit_code, 0) << args;
+  EXPECT_NE(r.exit_code, 124) << args << ": timed out";
+  EXPECT_EQ(r.output.rfind("staticlm: ", 0), 0u) << args << "\n" << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos)
+      << args << ": expected '" << expected << "' in: " << r.output;
+}
+
+TEST(BenchCliTest, BadInputFailsCleanly) {
+  ExpectCleanFailure("bench " + kTiny + " --reps 0", "--reps");
+  ExpectCleanFailure("bench " + kTiny + " --gen-tokens 0", "--gen-tokens");
+  ExpectCleanFailure("bench " + kTiny + " --frobnicate 3", "unknown");
+  ExpectCleanFailure("bench " + kTiny + " --pin --ctx", "needs a value");
+  ExpectCleanFailure("bench " + kTiny + " --depths 0,,16", "--depths");
+  ExpectCleanFailure("bench " + kTiny + " --depths 4,4", "twice");
+  ExpectCleanFailure("bench " + kTiny + " --depths -1", "--depths");
+  ExpectCleanFailure("bench " + kTiny + " --kv f8", "--kv");
+  ExpectCleanFailure("bench " + kTiny + " --depths 0,61", "more than --ctx 64");
+  ExpectCleanFailure("bench " + kTiny + " --prompt-tokens 65", "more than --ctx 64");
+  ExpectCleanFailure("bench " + kModel + " --depths 1000000", "model's context");
+  ExpectCleanFailure("bench " + kTiny + " --json /nonexistent-dir/out.json", "cannot write");
+  ExpectCleanFailure("bench " + kTiny + " --plot /nonexistent-dir/out.svg", "cannot write");
+  ExpectCleanFailure("bench --model /nonexistent/model.gguf", "cannot open");
+}
+
+}  // namespace
