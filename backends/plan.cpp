@@ -27,4 +27,15 @@ const char* OpKindName(OpKind kind) {
   return "?";
 }
 
+MatMulLayout GetMatMulLayout(const OpParams& p) {
+  MatMulLayout l;
+  l.n_weights = p.n_weights;
+  l.inputs = 1 + p.n_weights;
+  l.outputs = p.n_weights;
+  l.norm_weight_input = p.norm_input ? l.inputs++ : -1;
+  l.normed_output = p.norm_input ? l.outputs++ : -1;
+  l.acc_output = p.accumulate ? l.outputs++ : -1;
+  return l;
+}
+
 }  // namespace staticlm

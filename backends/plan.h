@@ -43,6 +43,7 @@ enum class OpKind : uint8_t {
   kEmbed,      // table [vocab, d], tokens I32 [C]      → x F32 [C, d]
   kRmsNorm,    // x [R, d], weight F32 [d]              → y [R, d]
   kMatMul,     // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
+               // (fused forms: see MatMulLayout below)
   kRope,       // (none)                                → x [C, heads · head_dim], rotated in place
   kKvStore,    // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
   kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, capacity] → o [C, heads · hd]
@@ -63,10 +64,24 @@ struct OpParams {
   float scale = 0.0f;      // attention score scale, 1/sqrt(head_dim)
   // true: the op processes the step's n_tokens rows; false: every row of its output shape.
   bool rows_from_step = true;
+  // kMatMul fusions (plan passes in runtime/plan/fusion_passes.h):
+  uint8_t n_weights = 1;         // products sharing the input x: 1..3 (e.g. Q, K and V)
+  bool norm_input = false;       // x is RMS-normalised (weight, eps) before the products
+  bool silu_mul = false;         // with 2 weights: y0 = silu(y0) · y1 afterwards
+  bool accumulate = false;       // with 1 weight: acc += y0 afterwards (a residual add)
 };
 
-constexpr int kMaxOpInputs = 4;
-constexpr int kMaxOpOutputs = 2;
+constexpr int kMaxOpInputs = 5;
+constexpr int kMaxOpOutputs = 5;
+
+// Where a kMatMul's tensors are, given its fusion flags:
+//   inputs:  x, w0 … w(n−1), [norm weight if norm_input]
+//   outputs: y0 … y(n−1), [normalised x if norm_input], [acc if accumulate]
+struct MatMulLayout {
+  int n_weights, norm_weight_input, normed_output, acc_output;  // −1 when absent
+  int inputs, outputs;
+};
+MatMulLayout GetMatMulLayout(const struct OpParams& p);
 
 struct Op {
   OpKind kind = OpKind::kAdd;

@@ -8,11 +8,14 @@ struct Arity {
   int outputs;
 };
 
-Arity ExpectedArity(OpKind kind) {
-  switch (kind) {
+Arity ExpectedArity(const Op& op) {
+  switch (op.kind) {
     case OpKind::kEmbed: return {2, 1};
     case OpKind::kRmsNorm: return {2, 1};
-    case OpKind::kMatMul: return {2, 1};
+    case OpKind::kMatMul: {
+      MatMulLayout l = GetMatMulLayout(op.params);
+      return {l.inputs, l.outputs};
+    }
     case OpKind::kRope: return {0, 1};
     case OpKind::kKvStore: return {2, 2};
     case OpKind::kAttention: return {4, 1};
@@ -81,6 +84,43 @@ bool HeadsValid(const OpParams& p) {
          p.head_dim <= 256 && p.n_heads % p.n_kv_heads == 0;
 }
 
+bool MatMulFlagsValid(const OpParams& p) {
+  return p.n_weights >= 1 && p.n_weights <= 3 && (!p.silu_mul || p.n_weights == 2) &&
+         (!p.accumulate || p.n_weights == 1) && (!p.norm_input || p.eps > 0.0f);
+}
+
+// Each product reads x (rows, k) and writes y_i (rows, n_i); the fusions add a norm weight (k),
+// the normalised x (rows, k), a gate/up pair of equal widths, or an accumulator like y0.
+bool MatMulShapesValid(const Plan& plan, const Op& op, int64_t rows) {
+  MatMulLayout l = GetMatMulLayout(op.params);
+  const TensorRegion& x = plan.tensors[op.inputs[0]];
+  int64_t k = plan.tensors[op.inputs[1]].shape[1];
+  if (!IsF32Matrix(x, rows, k)) return false;
+  for (int i = 0; i < l.n_weights; ++i) {
+    const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
+    if (!IsWeightType(w.dtype) || w.shape[1] != k || w.shape[2] != 1 || w.shape[3] != 1 ||
+        k % GetDTypeInfo(w.dtype).block_elements != 0 ||
+        !IsF32Matrix(plan.tensors[op.outputs[i]], rows, w.shape[0])) {
+      return false;
+    }
+  }
+  if (op.params.silu_mul && plan.tensors[op.inputs[1]].shape[0] != plan.tensors[op.inputs[2]].shape[0]) {
+    return false;
+  }
+  if (l.norm_weight_input >= 0) {
+    const TensorRegion& g = plan.tensors[op.inputs[l.norm_weight_input]];
+    if (g.dtype != DType::kF32 || g.elements() != k ||
+        !IsF32Matrix(plan.tensors[op.outputs[l.normed_output]], rows, k)) {
+      return false;
+    }
+  }
+  if (l.acc_output >= 0 &&
+      !IsF32Matrix(plan.tensors[op.outputs[l.acc_output]], rows, plan.tensors[op.inputs[1]].shape[0])) {
+    return false;
+  }
+  return true;
+}
+
 // Every kernel reads and writes exactly the extents these checks establish, so a plan that
 // passes cannot make a kernel touch memory outside its buffers — even a hostile plan file.
 bool OpShapesValid(const Plan& plan, const Op& op) {
@@ -99,9 +139,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
       return in(1).dtype == DType::kF32 && in(1).elements() == out.shape[1] &&
              IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kMatMul:
-      return IsWeightType(in(1).dtype) && in(1).shape[2] == 1 &&
-             in(1).shape[1] % GetDTypeInfo(in(1).dtype).block_elements == 0 &&
-             IsF32Matrix(in(0), rows, in(1).shape[1]) && IsF32Matrix(out, rows, in(1).shape[0]);
+      return MatMulShapesValid(plan, op, rows);
     case OpKind::kRope:
       return p.head_dim > 0 && p.head_dim % 2 == 0 && out.shape[1] % p.head_dim == 0 &&
              p.rope_base > 0.0f && IsF32Matrix(out, rows, out.shape[1]);
@@ -147,7 +185,11 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   }
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
-    Arity arity = ExpectedArity(op.kind);
+    if (op.kind == OpKind::kMatMul && !MatMulFlagsValid(op.params)) {
+      return Status::Error(StatusCode::kFormatError, "op %zu (matmul) has invalid fusion flags",
+                           i);
+    }
+    Arity arity = ExpectedArity(op);
     if (op.n_inputs != arity.inputs || op.n_outputs != arity.outputs) {
       return Status::Error(StatusCode::kFormatError, "op %zu (%s) has %d inputs and %d outputs",
                            i, OpKindName(op.kind), op.n_inputs, op.n_outputs);

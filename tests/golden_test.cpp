@@ -31,9 +31,10 @@ struct ContextDeleter {
 };
 using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
 
-Context Create(staticlm_kv_type kv, int chunk) {
+Context Create(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) {
   staticlm_limits limits;
   staticlm_limits_default(&limits);
+  limits.disabled_fusions = disabled_fusions;
   limits.max_context = 512;
   limits.prefill_chunk = chunk;
   limits.kv_type = kv;
@@ -48,14 +49,14 @@ int32_t Argmax(const float* logits, int32_t n) {
   return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
 }
 
-void CheckLogits(staticlm_kv_type kv, int chunk) {
+void CheckLogits(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) {
   const float tolerance = kv == STATICLM_KV_F32 ? kF32Tolerance : kLogitTolerance;
   std::vector<staticlm::test::LogitsCase> cases;
   std::string error;
   ASSERT_TRUE(staticlm::test::ReadLogitsGolden(STATICLM_GOLDEN_DIR "/logits.txt", &cases, &error))
       << error;
   ASSERT_FALSE(cases.empty());
-  Context ctx = Create(kv, chunk);
+  Context ctx = Create(kv, chunk, disabled_fusions);
   ASSERT_NE(ctx, nullptr);
   staticlm_model_info info;
   staticlm_get_model_info(ctx.get(), &info);
@@ -90,6 +91,10 @@ void CheckLogits(staticlm_kv_type kv, int chunk) {
 }
 
 TEST(GoldenTest, LogitsMatchTransformersWithF32Cache) { CheckLogits(STATICLM_KV_F32, 64); }
+
+TEST(GoldenTest, UnfusedPlanLogitsMatchTransformers) {
+  CheckLogits(STATICLM_KV_F32, 64, staticlm_fusion_pass("all"));
+}
 
 TEST(GoldenTest, LogitsMatchTransformersWithF16CacheAndSmallChunks) {
   CheckLogits(STATICLM_KV_F16, 7);  // chunks of 7 cut every prompt at awkward places

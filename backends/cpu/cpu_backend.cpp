@@ -1,5 +1,6 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/reference_kernels.h"
@@ -12,20 +13,44 @@ namespace {
 // that a task's work dwarfs the cost of handing it out.
 constexpr int64_t kMatMulTaskColumns = 64;
 
+// One kMatMul op, possibly fused: up to three products sharing x, then an optional SiLU-gate
+// or residual accumulation applied to each task's columns as soon as they are computed (the
+// same float operations as the unfused ops, so results are bitwise the same).
 struct MatMulJob {
   MatMulRangeFn fn;
-  DType type;
-  const uint8_t* w;
-  int64_t n_out, n_in, rows;
+  int n_weights;
+  DType type[3];
+  const uint8_t* w[3];
+  int64_t n_out[3];
+  float* y[3];
+  int64_t n_in, rows;
   const float* x;
-  float* y;
+  bool silu_mul;
+  float* acc;  // non-null: acc += y0
+  int tasks_per_weight[3];
 };
 
 void MatMulTask(void* user, int task) {
   const MatMulJob& j = *static_cast<const MatMulJob*>(user);
+  int i = 0;
+  // With silu_mul, a task computes the same columns of gate and up, then combines them.
+  if (!j.silu_mul) {
+    while (task >= j.tasks_per_weight[i]) task -= j.tasks_per_weight[i++];
+  }
   int64_t begin = task * kMatMulTaskColumns;
-  int64_t end = begin + kMatMulTaskColumns < j.n_out ? begin + kMatMulTaskColumns : j.n_out;
-  j.fn(j.type, j.w, j.n_out, j.n_in, j.x, j.rows, j.y, begin, end);
+  int64_t end = std::min(begin + kMatMulTaskColumns, j.n_out[i]);
+  j.fn(j.type[i], j.w[i], j.n_out[i], j.n_in, j.x, j.rows, j.y[i], begin, end);
+  if (j.silu_mul) {
+    j.fn(j.type[1], j.w[1], j.n_out[1], j.n_in, j.x, j.rows, j.y[1], begin, end);
+    for (int64_t r = 0; r < j.rows; ++r) {
+      ref::SiluMul(j.y[0] + r * j.n_out[0] + begin, j.y[1] + r * j.n_out[1] + begin, end - begin);
+    }
+  }
+  if (j.acc != nullptr) {
+    for (int64_t r = 0; r < j.rows; ++r) {
+      ref::Add(j.acc + r * j.n_out[0] + begin, j.y[0] + r * j.n_out[0] + begin, end - begin);
+    }
+  }
 }
 
 // The reference product restricted to an output range, for --reference runs on threads.
@@ -128,17 +153,33 @@ Status CpuBackend::Execute(int plan_index, const StepParams& step) {
 }
 
 void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
-  auto Address = [&](uint32_t t) { return b.addresses[t]; };
-  const TensorRegion& w = b.plan->tensors[op.inputs[1]];
-  MatMulJob job{matmul_,
-                w.dtype,
-                Address(op.inputs[1]),
-                w.shape[0],
-                w.shape[1],
-                rows,
-                reinterpret_cast<const float*>(Address(op.inputs[0])),
-                reinterpret_cast<float*>(Address(op.outputs[0]))};
-  int tasks = static_cast<int>((job.n_out + kMatMulTaskColumns - 1) / kMatMulTaskColumns);
+  auto f32 = [&](uint32_t t) { return reinterpret_cast<float*>(b.addresses[t]); };
+  const OpParams& p = op.params;
+  MatMulLayout layout = GetMatMulLayout(p);
+  MatMulJob job{};
+  job.fn = matmul_;
+  job.n_weights = layout.n_weights;
+  job.x = f32(op.inputs[0]);
+  job.rows = rows;
+  job.silu_mul = p.silu_mul;
+  job.acc = layout.acc_output >= 0 ? f32(op.outputs[layout.acc_output]) : nullptr;
+  int tasks = 0;
+  for (int i = 0; i < layout.n_weights; ++i) {
+    const TensorRegion& w = b.plan->tensors[op.inputs[1 + i]];
+    job.type[i] = w.dtype;
+    job.w[i] = b.addresses[op.inputs[1 + i]];
+    job.n_out[i] = w.shape[0];
+    job.n_in = w.shape[1];
+    job.y[i] = f32(op.outputs[i]);
+    job.tasks_per_weight[i] =
+        static_cast<int>((w.shape[0] + kMatMulTaskColumns - 1) / kMatMulTaskColumns);
+    if (!p.silu_mul || i == 0) tasks += job.tasks_per_weight[i];
+  }
+  if (p.norm_input) {  // normalise x once, on this thread, before the products read it
+    float* normed = f32(op.outputs[layout.normed_output]);
+    ref::RmsNorm(job.x, f32(op.inputs[layout.norm_weight_input]), rows, job.n_in, p.eps, normed);
+    job.x = normed;
+  }
   pool_.ParallelFor(tasks, MatMulTask, &job);
 }
 

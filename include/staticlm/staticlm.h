@@ -50,7 +50,16 @@ typedef struct staticlm_limits {
   /* A plan file (made by staticlm_save_plan) to load instead of building plans; NULL: build.
    * Its context, batch, chunk and KV type replace the fields above. Borrowed for the call. */
   const char* plan_path;
+  /* Fusion passes not to apply when building plans (all are applied by default): a mask of
+   * staticlm_fusion_pass() values. Fused and unfused plans give the same logits. */
+  uint32_t disabled_fusions;
 } staticlm_limits;
+
+/* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
+ * next matmul), "qkv" (Q, K, V projections as one op), "gate_up" (gate and up projections with
+ * SiLU-multiply as one op), "residual" (residual add folded into the matmul before it), or
+ * "all". 0 for an unknown name. */
+uint32_t staticlm_fusion_pass(const char* name);
 
 /* Fills `limits` with the defaults: context 2048, batch 1, chunk 64, 16 KiB prompts, f16 KV,
  * 1 thread, fastest kernels, sleeping unpinned workers. Any phase; never fails. */

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "runtime/engine/engine.h"
+#include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/plan_cost.h"
 #include "runtime/plan/plan_report.h"
 #include "staticlm/staticlm.h"
@@ -46,6 +47,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->busy_wait = in->busy_wait != 0;
   out->pin_threads = in->pin_threads != 0;
   out->plan_path = in->plan_path;
+  out->disabled_fusions = in->disabled_fusions;
   return Status::Ok();
 }
 
@@ -89,6 +91,11 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->busy_wait = 0;
   limits->pin_threads = 0;
   limits->plan_path = nullptr;
+  limits->disabled_fusions = 0;
+}
+
+uint32_t staticlm_fusion_pass(const char* name) {
+  return name == nullptr ? 0 : staticlm::FusionPassByName(name);
 }
 
 staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,

@@ -5,6 +5,7 @@
 
 #include "backends/backend_registry.h"
 #include "runtime/model/model_hash.h"
+#include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/llama_plan_builder.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
@@ -71,7 +72,8 @@ Status Engine::BuildPlans() {
   for (int i = 0; i < n_plans_; ++i) {
     plan_limits.prefill_chunk = i == kDecodePlan ? 1 : limits_.prefill_chunk;
     STATICLM_RETURN_IF_ERROR(
-        BuildLlamaPlan(file_, config_, plan_limits, &plans_[i], &arenas_[i]));
+        BuildLlamaPlan(file_, config_, plan_limits, kAllFusions & ~limits_.disabled_fusions,
+                       &plans_[i], &arenas_[i]));
   }
   return Status::Ok();
 }

@@ -34,6 +34,8 @@ struct EngineLimits {
   // A plan file to load instead of building plans; its limits replace max_context,
   // max_batch, prefill_chunk and kv_dtype above. Borrowed for the Load call.
   const char* plan_path = nullptr;
+  // Fusion passes not to apply (runtime/plan/fusion_passes.h); the rest are applied.
+  uint32_t disabled_fusions = 0;
 };
 
 struct MemoryReport {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/plan/fusion_passes.h"
 
 namespace staticlm {
 namespace {
@@ -257,11 +258,13 @@ std::atomic<uint64_t> build_count{0};
 uint64_t LlamaPlanBuildCount() { return build_count.load(); }
 
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
-                      const PlanLimits& limits, Plan* plan, ArenaReport* arena) {
+                      const PlanLimits& limits, uint32_t fusions, Plan* plan,
+                      ArenaReport* arena) {
   build_count.fetch_add(1);
   STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));
   Builder builder(file, config, limits, plan);
   STATICLM_RETURN_IF_ERROR(builder.Build());
+  ApplyFusionPasses(fusions, plan);
   return PlanArena(plan, kPlanAlignment, arena);
 }
 

@@ -17,9 +17,11 @@ class GgufFile;
 constexpr uint64_t kPlanAlignment = 64;
 
 // Init only. Checks every weight tensor's presence, shape and type (errors name the tensor),
-// then emits the op list and places all tensors. `arena` receives the planner's report.
+// emits the op list, applies the fusion passes in `fusions` (runtime/plan/fusion_passes.h) and
+// places all tensors. `arena` receives the planner's report.
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
-                      const PlanLimits& limits, Plan* plan, ArenaReport* arena);
+                      const PlanLimits& limits, uint32_t fusions, Plan* plan,
+                      ArenaReport* arena);
 
 // How many times BuildLlamaPlan has run in this process: lets a test prove that loading a plan
 // file builds nothing.

@@ -33,11 +33,30 @@ StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_
       c.bytes_written = out_bytes;
       break;
     case OpKind::kMatMul: {
-      const TensorRegion& w = plan.tensors[op.inputs[1]];
-      c.weight_bytes = w.bytes();
-      c.bytes_read = c.weight_bytes + U(rows * w.shape[1]) * 4;
-      c.bytes_written = out_bytes;
-      c.flops = 2 * U(rows * w.shape[0] * w.shape[1]);
+      MatMulLayout l = GetMatMulLayout(p);
+      int64_t k = plan.tensors[op.inputs[1]].shape[1];
+      uint64_t x_bytes = U(rows * k) * 4;
+      c.bytes_read = x_bytes;
+      for (int i = 0; i < l.n_weights; ++i) {
+        const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
+        uint64_t y_bytes = U(rows * w.shape[0]) * 4;
+        c.weight_bytes += w.bytes();
+        c.bytes_written += y_bytes;
+        c.flops += 2 * U(rows * w.shape[0] * w.shape[1]);
+        if (l.acc_output >= 0 || p.silu_mul) c.bytes_read += y_bytes;  // re-read to combine
+      }
+      if (l.norm_weight_input >= 0) {
+        c.weight_bytes += plan.tensors[op.inputs[l.norm_weight_input]].bytes();
+        c.bytes_read += x_bytes;  // the normalised copy is read by the products
+        c.bytes_written += x_bytes;
+        c.flops += 4 * U(rows * k);
+      }
+      if (l.acc_output >= 0) {
+        uint64_t acc_bytes = plan.tensors[op.outputs[l.acc_output]].bytes() / U(out.shape[0]) * U(rows);
+        c.bytes_read += acc_bytes;
+        c.bytes_written += acc_bytes;
+      }
+      c.bytes_read += c.weight_bytes;
       break;
     }
     case OpKind::kRmsNorm:

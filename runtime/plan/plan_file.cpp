@@ -95,6 +95,9 @@ void WriteOp(Writer* w, const Op& op) {
   w->F32(p.rope_base);
   w->F32(p.scale);
   w->U8(p.rows_from_step ? 1 : 0);
+  w->U8(p.n_weights);
+  w->U8(static_cast<uint8_t>((p.norm_input ? 1 : 0) | (p.silu_mul ? 2 : 0) |
+                             (p.accumulate ? 4 : 0)));
 }
 
 void WritePlan(Writer* w, const Plan& plan, const ArenaReport& arena) {
@@ -145,17 +148,18 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
 }
 
 Status ReadOp(Reader* r, Op* op) {
-  uint8_t kind, rows_from_step;
+  uint8_t kind, rows_from_step, flags;
   uint32_t layer, heads, kv_heads, head_dim;
   OpParams& p = op->params;
   bool ok = r->U8(&kind) && r->U8(&op->n_inputs) && r->U8(&op->n_outputs);
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);
   for (uint32_t& o : op->outputs) ok = ok && r->U32(&o);
   ok = ok && r->U32(&layer) && r->U32(&heads) && r->U32(&kv_heads) && r->U32(&head_dim) &&
-       r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->U8(&rows_from_step);
+       r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->U8(&rows_from_step) &&
+       r->U8(&p.n_weights) && r->U8(&flags);
   if (!ok) return Truncated("an op");
   if (kind > static_cast<uint8_t>(OpKind::kTakeLast) || op->n_inputs > kMaxOpInputs ||
-      op->n_outputs > kMaxOpOutputs || op->n_outputs == 0 || rows_from_step > 1) {
+      op->n_outputs > kMaxOpOutputs || op->n_outputs == 0 || rows_from_step > 1 || flags > 7) {
     return Status::Error(StatusCode::kFormatError, "plan file has a malformed op record");
   }
   op->kind = static_cast<OpKind>(kind);
@@ -164,6 +168,9 @@ Status ReadOp(Reader* r, Op* op) {
   p.n_kv_heads = static_cast<int32_t>(kv_heads);
   p.head_dim = static_cast<int32_t>(head_dim);
   p.rows_from_step = rows_from_step == 1;
+  p.norm_input = (flags & 1) != 0;
+  p.silu_mul = (flags & 2) != 0;
+  p.accumulate = (flags & 4) != 0;
   return Status::Ok();
 }
 

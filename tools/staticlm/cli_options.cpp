@@ -64,6 +64,17 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
   if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) { o->prompt = value; return true; }
   if (!std::strcmp(flag, "--system")) { o->system = value; return true; }
   if (!std::strcmp(flag, "--plan")) { o->limits.plan_path = value; return true; }
+  if (!std::strcmp(flag, "--no-fuse")) {
+    uint32_t pass = staticlm_fusion_pass(value);
+    if (pass == 0) {
+      std::fprintf(stderr,
+                   "staticlm: --no-fuse expects norm, qkv, gate_up, residual or all, got '%s'\n",
+                   value);
+      return false;
+    }
+    o->limits.disabled_fusions |= pass;
+    return true;
+  }
   if (!std::strcmp(flag, "-o") || !std::strcmp(flag, "--output")) { o->output = value; return true; }
   if (!std::strcmp(flag, "--backend")) {
     if (std::strcmp(value, "cpu") != 0) {

@@ -34,6 +34,8 @@ void PrintUsage(FILE* out) {
       "  --max-prompt-bytes N longest prompt text accepted (default 16384)\n"
       "  --plan FILE          load plans saved by `staticlm plan -o` (sizes come from it)\n"
       "  --backend cpu        the backend (this build: cpu)\n"
+      "  --no-fuse PASS       build plans without a fusion pass: norm, qkv, gate_up,\n"
+      "                       residual or all (repeatable)\n"
       "options (run, chat):\n"
       "  --prompt TEXT        the prompt (run: default 'The theory of special relativity states ')\n"
       "  --chat               run: wrap the prompt in the model's chat template\n"
