@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/gguf_writer.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -35,7 +36,7 @@ Result RunCli(const std::string& args) {
 }
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "staticlm_cli_" + name;
+  return staticlm::test::TempPath("cli_" + name);
 }
 
 void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {

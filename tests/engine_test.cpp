@@ -10,6 +10,7 @@
 
 #include "staticlm/staticlm.h"
 #include "tests/support/gguf_writer.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "staticlm_engine_tiny.gguf");
+    path_ = new std::string(staticlm::test::TempPath("engine_tiny.gguf"));
     staticlm::test::TinyLlamaOptions options;
     options.weight_type = staticlm::DType::kQ4_1;
     options.embedding_type = staticlm::DType::kQ8_0;

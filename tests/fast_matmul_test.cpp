@@ -206,6 +206,29 @@ TEST_P(FastMatMulTest, ExactDataMatchesReferenceBitForBit) {
   }
 }
 
+// With one-hot activations each output is a single weight times 1, so the result is the
+// decoded weight itself: the kernels must decode every weight of realistic (inexact) blocks to
+// the reference's value, bit for bit (e.g. no fused multiply-add where it rounds twice).
+TEST_P(FastMatMulTest, DecodesWeightsExactlyAsTheReference) {
+  for (int64_t n_in : {int64_t{64}, int64_t{96}}) {
+    const int64_t n_out = 13, rows = n_in;
+    Problem p{type_,
+              n_out,
+              n_in,
+              rows,
+              RandomWeights(type_, n_out, n_in, 31),
+              std::vector<float>(static_cast<size_t>(rows * n_in), 0.0f)};
+    for (int64_t r = 0; r < rows; ++r) p.x[r * n_in + r] = 1.0f;
+    std::vector<float> want = Reference(p);
+    std::vector<float> got = Compute(fn_, p);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(Bits(got[i]), Bits(want[i]))
+          << Describe(p) << ": weight (" << i % n_out << ", " << i / n_out << ") decodes to "
+          << got[i] << ", reference " << want[i];
+    }
+  }
+}
+
 // The reference sums n products one after another: |error| ≤ γ(n)·Σ|w·x|, γ(k) ≈ k·2^-24
 // (products are exact in the fast kernels' FMAs, and weights decode to the same values).
 // A fast kernel sums n/lanes products per lane, then log2(lanes) ≤ 4 pairwise levels:

@@ -9,13 +9,14 @@
 
 #include "staticlm/staticlm.h"
 #include "tests/support/gguf_writer.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
 class FusionTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "staticlm_fusion_tiny.gguf");
+    path_ = new std::string(staticlm::test::TempPath("fusion_tiny.gguf"));
     staticlm::test::TinyLlamaOptions options;
     options.weight_type = staticlm::DType::kQ4_1;
     options.embedding_type = staticlm::DType::kQ8_0;

@@ -3,7 +3,9 @@
 // streaming detokenization, a second chat turn, a reset and a new conversation. malloc, free,
 // operator new/delete and pthread_create are interposed in this binary (platform/
 // alloc_counter.cpp); the test fails on the first event and says where it happened.
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -11,6 +13,7 @@
 
 #include "platform/alloc_counter.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -92,6 +95,45 @@ TEST(NoHeapAfterInitTest, WholeRunPhaseMakesNoHeapEventsAndNoThreads) {
   EXPECT_EQ(counter::Allocations(), 0u) << where;
   EXPECT_EQ(counter::Frees(), 0u) << where;
   EXPECT_EQ(counter::ThreadsCreated(), 0u) << where;
+}
+
+// The same with plans loaded from a plan file (staticlm plan -o / run --plan).
+TEST(NoHeapAfterInitTest, LoadedPlanRunPhaseMakesNoHeapEvents) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 256;
+  limits.prefill_chunk = 32;
+  limits.threads = 2;
+  std::string plan = staticlm::test::TempPath("no_heap.plan");
+  char error[256];
+  ASSERT_EQ(staticlm_save_plan(STATICLM_DEFAULT_MODEL, &limits, plan.c_str(), error,
+                               sizeof(error)),
+            STATICLM_OK)
+      << error;
+  limits.plan_path = plan.c_str();
+  staticlm_context* raw = nullptr;
+  ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  std::vector<char> text(size_t(limits.max_prompt_bytes));
+  std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
+  staticlm_sampler sampler;
+  staticlm_sampler_default(&sampler);
+
+  counter::Start();
+  ChatTurn(ctx.get(), "Say hello in French.", true, sampler, text.data(), text.size(),
+           tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "And in German?", false, sampler, text.data(), text.size(),
+           tokens.data(), tokens.size());
+  counter::Stop();
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Events(), 0u) << where;
+  std::remove(plan.c_str());
 }
 
 }  // namespace

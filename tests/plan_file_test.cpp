@@ -14,6 +14,7 @@
 #include "runtime/plan/llama_plan_builder.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/gguf_writer.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ void FixChecksum(std::vector<uint8_t>* file) {
 class PlanFileTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(::testing::TempDir());
+    dir_ = new std::string(staticlm::test::TempPath(""));
     staticlm::test::TinyLlamaOptions options;
     options.weight_type = staticlm::DType::kQ4_1;
     options.embedding_type = staticlm::DType::kQ8_0;

@@ -3,10 +3,16 @@
 //
 // Guarantees of every implementation (they let a thread pool split the work freely):
 //  - f32 activations and f32 accumulation; weights decode to exactly the values the reference
-//    decodes; only the order of the additions differs from the reference.
+//    decodes; only the order of the additions differs from the reference (each lane of a
+//    vector sums every 8th or 16th product, then the lanes are added pairwise), so a result
+//    is within about (n_in + n_in/8 + 5) · 2⁻²⁴ · Σ|w·x| of the reference's.
+//  - Real matrix-matrix kernels for rows > 1: a tile of up to 4 weight rows × 4 activation
+//    rows (8 × 1 for a single row) decodes each weight block once for all its rows, and
+//    every weight byte is read from memory once per call.
 //  - Deterministic: the bits of y[r][o] depend only on row r of x, row o of w and the ISA —
 //    not on n_out, on `rows`, on the output range, or on where r falls in a tile.
-//  - No heap allocation, no threads, no I/O; safe to call concurrently on disjoint outputs.
+//  - No heap allocation (about 1 KiB of stack), no threads, no I/O; safe to call
+//    concurrently on disjoint outputs.
 //  - n_out ≥ 1 and rows ≥ 1 of any size. n_in is a multiple of 32 for Q8_0/Q4_0/Q4_1 and
 //    anything ≥ 1 for F32/F16/BF16. Pointers need no particular alignment.
 #pragma once

@@ -28,13 +28,6 @@ namespace {
 
 using tiles::TileArgs;
 
-// Stops GCC from fusing a multiply and the add after it into one FMA (C++ defaults to
-// -ffp-contract=fast): the reference rounds twice, and the weights must decode to its values.
-STATICLM_AVX512 __m512 Unfused(__m512 v) {
-  __asm__("" : "+v"(v));
-  return v;
-}
-
 // Block scales are decoded ahead of the blocks, kScaleChunk at a time, into a small array on
 // the stack: one gather and one vcvtph2ps for 16 blocks, where a scalar conversion and a
 // broadcast per block would compete with the nibble shuffles for the same execution port.
@@ -58,8 +51,9 @@ STATICLM_AVX512 __m512 LowHalves(__m512i words) {
   return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
 }
 
-// Lane q holds float(q), so that table = iota · d + offset decodes nibble q exactly as the
-// reference does (float(q) · d, then + offset: the same two roundings).
+// Lane q holds float(q): table = iota · d + offset is the block's 16 possible weights. q · d
+// is exact in f32 (4 bits × the 11 of an f16), so the one rounding of the fused multiply-add
+// gives the very value the reference gets from float(q) · d + offset.
 STATICLM_AVX512 __m512 Iota() {
   return _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
@@ -67,8 +61,7 @@ STATICLM_AVX512 __m512 Iota() {
 // A 4-bit block: 16 bytes of nibbles looked up in the block's 16-entry table. vpermps reads
 // only the low 4 bits of each index, so the low nibbles need no mask.
 STATICLM_AVX512 void DecodeNibbles(const uint8_t* qs, float d, float offset, __m512 out[2]) {
-  __m512 table =
-      _mm512_add_ps(Unfused(_mm512_mul_ps(Iota(), _mm512_set1_ps(d))), _mm512_set1_ps(offset));
+  __m512 table = _mm512_fmadd_ps(Iota(), _mm512_set1_ps(d), _mm512_set1_ps(offset));
   __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
   out[0] = _mm512_permutexvar_ps(bytes, table);
   out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(bytes, 4), table);

@@ -47,9 +47,13 @@ void PrintDecode(FILE* out, const BenchFigures& f) {
   std::fprintf(out, "decode      tok/s     tok/s   bytes/step   implied     bound   %% of\n");
   std::fprintf(out, "  depth    median      best        (MiB)      GB/s     tok/s  bound\n");
   for (const DepthFigures& d : f.depths) {
-    std::fprintf(out, "  %-6d %8.1f  %8.1f  %11.2f  %8.2f  %8.1f  %5.1f\n", d.depth,
-                 d.decode_tps_median, d.decode_tps_best, d.bytes_per_step / kMiB,
-                 d.implied_bytes_per_s / 1e9, d.bound_tps, d.percent_of_bound);
+    std::fprintf(out, "  %-6d %8.1f  %8.1f  %11.2f  %8.2f  ", d.depth, d.decode_tps_median,
+                 d.decode_tps_best, d.bytes_per_step / kMiB, d.implied_bytes_per_s / 1e9);
+    if (std::isfinite(d.bound_tps)) {
+      std::fprintf(out, "%8.1f  %5.1f\n", d.bound_tps, d.percent_of_bound);
+    } else {
+      std::fprintf(out, "%8s  %5s\n", "-", "-");  // no bandwidth probe
+    }
   }
   std::fprintf(out, "\ndecode latency (ms)   min      p50      p90      p99      max    stdev\n");
   for (const DepthFigures& d : f.depths) {

@@ -1,0 +1,1 @@
+"""Helpers for bench/compare: staticlm side by side with llama.cpp and transformers."""

@@ -1,0 +1,109 @@
+"""Part 1: staticlm vs llama.cpp on prefill and decode speed, sides alternating round by round.
+
+A round is every figure once on one side. Rounds go staticlm, llama.cpp, staticlm, llama.cpp …
+so a burst of machine noise lasting seconds lands on one or two samples of each side rather
+than on all samples of one side.
+
+staticlm: `staticlm bench` takes one prompt length per invocation, so a round is one invocation
+with the first prefill size and every decode depth, plus one per further prefill size (with a
+single decode step at depth 0, ignored). Each invocation does its own unmeasured warm-up rep.
+llama.cpp: one Llama object for the whole part (created and warmed up once), every figure per
+round.
+"""
+
+import os
+import sys
+import time
+
+from compare_lib.llamacpp_side import LlamaCpp
+from compare_lib.stats import ratios, summarize
+
+
+def _figure(key, label, unit, higher, ours, peer, note=None):
+    s_ours = summarize(ours, higher)
+    s_peer = summarize(peer, higher)
+    return {"key": key, "label": label, "unit": unit, "higher_is_better": higher,
+            "staticlm": ours, "peer": peer, "staticlm_summary": s_ours, "peer_summary": s_peer,
+            "ratio": ratios(s_ours, s_peer), "note": note}
+
+
+def _staticlm_round(staticlm, cfg):
+    invocations = []
+    for i, size in enumerate(cfg["prefill_sizes"]):
+        if i == 0:
+            invocations.append(staticlm.bench(size, cfg["depths"], cfg["gen_tokens"]))
+        else:
+            invocations.append(staticlm.bench(size, [0], 1))
+    return {"invocations": invocations}
+
+
+def figures(raw_ours, raw_peer, llama_init_ms, cfg):
+    sizes, depths = cfg["prefill_sizes"], cfg["depths"]
+    out = []
+    for i, size in enumerate(sizes):
+        out.append(_figure(
+            "prefill_%d" % size, "prefill %d tokens" % size, "tok/s", True,
+            [r["invocations"][i]["prefill_tokens_per_s"] for r in raw_ours],
+            [r["prefill_tokens_per_s_by_size"][size] for r in raw_peer]))
+    for depth in depths:
+        out.append(_figure(
+            "decode_depth_%d" % depth, "decode at depth %d (%d tokens)" % (depth,
+                                                                          cfg["gen_tokens"]),
+            "tok/s", True,
+            [r["invocations"][0]["decode_tokens_per_s_by_depth"].get(depth) for r in raw_ours],
+            [r["decode_tokens_per_s_by_depth"][depth] for r in raw_peer]))
+    out.append(_figure(
+        "ttft_%d" % sizes[0], "time to first token, %d-token prompt" % sizes[0], "ms", False,
+        [r["invocations"][0]["ttft_ms"] for r in raw_ours],
+        [r["ttft_ms"] for r in raw_peer]))
+    out.append(_figure(
+        "init_ms", "init (load + prepare)", "ms", False,
+        [inv["init_ms"] for r in raw_ours for inv in r["invocations"]], [llama_init_ms],
+        note="staticlm: staticlm_create in every invocation; llama.cpp: the Llama() "
+             "constructor, once (includes llama-cpp-python's Python set-up)"))
+    return out
+
+
+def run(staticlm, model, tokens, cfg, log=sys.stderr):
+    """Alternating rounds -> JSON-ready dict with raw samples, figures and settings."""
+    llama = LlamaCpp(model, cfg["threads"], cfg["ctx"])
+    llama.warm_up(tokens)
+    raw_ours, raw_peer, timeline = [], [], []
+    try:
+        for r in range(cfg["reps"]):
+            for side in ("staticlm", "llama.cpp"):
+                load = os.getloadavg()[0]
+                start = time.time()
+                if side == "staticlm":
+                    sample = _staticlm_round(staticlm, cfg)
+                    raw_ours.append(sample)
+                    brief = "prefill %.0f tok/s, decode %s" % (
+                        sample["invocations"][0]["prefill_tokens_per_s"],
+                        _fmt_depths(sample["invocations"][0]["decode_tokens_per_s_by_depth"]))
+                else:
+                    sample = llama.round(tokens, cfg["prefill_sizes"], cfg["depths"],
+                                         cfg["gen_tokens"])
+                    raw_peer.append(sample)
+                    brief = "prefill %.0f tok/s, decode %s" % (
+                        sample["prefill_tokens_per_s_by_size"][cfg["prefill_sizes"][0]],
+                        _fmt_depths(sample["decode_tokens_per_s_by_depth"]))
+                seconds = time.time() - start
+                timeline.append({"round": r, "side": side, "start_unix": start,
+                                 "seconds": seconds, "load_1m": load})
+                print("[compare] round %d/%d %-9s %5.1fs load %.1f: %s" % (
+                    r + 1, cfg["reps"], side, seconds, load, brief), file=log, flush=True)
+    finally:
+        llama.close()
+    return {"settings": {"staticlm": {"binary": staticlm.binary,
+                                      "extra_args": staticlm.extra_args,
+                                      "bench_config": raw_ours[0]["invocations"][0]["config"],
+                                      "backend": raw_ours[0]["invocations"][0]["backend"]},
+                         "llama.cpp": llama.settings},
+            "figures": figures(raw_ours, raw_peer, llama.init_ms, cfg),
+            "timeline": timeline,
+            "raw": {"staticlm": raw_ours, "llama.cpp": raw_peer,
+                    "llama.cpp_init_ms": llama.init_ms}}
+
+
+def _fmt_depths(by_depth):
+    return ", ".join("d%d %.1f" % (d, v) for d, v in sorted(by_depth.items()) if v is not None)
