@@ -65,6 +65,7 @@ void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n
 }
 
 struct AttentionJob {
+  AttentionFn fn;
   const Op* op;
   const float* q;
   int64_t rows, capacity;
@@ -77,8 +78,8 @@ struct AttentionJob {
 void AttentionTask(void* user, int head) {
   const AttentionJob& j = *static_cast<const AttentionJob*>(user);
   const OpParams& p = j.op->params;
-  ref::Attention(j.q, j.rows, p.n_heads, p.n_kv_heads, p.head_dim, j.capacity, j.position,
-                 p.scale, j.cache_type, j.k_cache, j.v_cache, j.scores, j.out, head, head + 1);
+  j.fn(j.q, j.rows, p.n_heads, p.n_kv_heads, p.head_dim, j.capacity, j.position, p.scale,
+       j.cache_type, j.k_cache, j.v_cache, j.scores, j.out, head, head + 1);
 }
 
 }  // namespace
@@ -122,6 +123,18 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   }
   MatMulIsa isa = MatMulIsa::kReference;
   STATICLM_RETURN_IF_ERROR(ChooseMatMul(&isa));
+  // One attention kernel serves every op: the SIMD one only if it handles every head size.
+  const char* attention_name = "reference";
+  attention_ = ref::Attention;
+  if (isa != MatMulIsa::kReference) {
+    int64_t head_dim = 8;
+    for (const BoundPlan& b : plans_) {
+      for (const Op& op : b.plan->ops) {
+        if (op.kind == OpKind::kAttention && op.params.head_dim % 8 != 0) head_dim = 1;
+      }
+    }
+    attention_ = SelectAttention(DetectCpuFeatures(), head_dim, &attention_name);
+  }
   ThreadPoolOptions pool_options;
   pool_options.threads = options_.threads;
   pool_options.busy_wait = options_.busy_wait;
@@ -129,8 +142,9 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   const char* pin_warning = nullptr;
   STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
-  std::snprintf(description_, sizeof(description_), "cpu: %s matmul, %d thread%s%s%s",
-                MatMulIsaName(isa), options_.threads,
+  std::snprintf(description_, sizeof(description_),
+                "cpu: %s matmul, %s attention, %d thread%s%s%s", MatMulIsaName(isa),
+                attention_name, options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
   return Status::Ok();
@@ -187,7 +201,8 @@ void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams
                               int64_t rows) {
   auto Address = [&](uint32_t t) { return b.addresses[t]; };
   const TensorRegion& cache = b.plan->tensors[op.inputs[1]];
-  AttentionJob job{&op,
+  AttentionJob job{attention_,
+                   &op,
                    reinterpret_cast<const float*>(Address(op.inputs[0])),
                    rows,
                    cache.shape[1],

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_matmul.h"
 #include "platform/thread_pool.h"
 
@@ -41,6 +42,7 @@ class CpuBackend final : public Backend {
   BackendOptions options_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
+  AttentionFn attention_ = nullptr;
   ThreadPool pool_;
   char description_[160] = "cpu (not prepared)";
 };

@@ -53,19 +53,20 @@ class Staticlm:
     def _common(self):
         return ["--model", self.model, "--threads", str(self.threads), *self.extra_args]
 
-    def bench(self, prompt_tokens, depths, gen_tokens, timeout=900):
-        """One `staticlm bench` invocation (1 warm-up rep, 1 measured rep) -> figures dict."""
+    def bench(self, prompt_tokens, depths, gen_tokens, warmup=1, timeout=1800):
+        """One `staticlm bench` invocation (`warmup` reps, 1 measured rep) -> figures dict."""
         with tempfile.TemporaryDirectory(prefix="staticlm-compare-") as tmp:
             out = os.path.join(tmp, "bench.json")
             cmd = [self.binary, "bench", *self._common(), "--ctx", str(self.ctx),
                    "--prompt-tokens", str(prompt_tokens),
                    "--depths", ",".join(str(d) for d in depths),
-                   "--gen-tokens", str(gen_tokens), "--reps", "1", "--warmup", "1",
+                   "--gen-tokens", str(gen_tokens), "--reps", "1", "--warmup", str(warmup),
                    "--probe-mib", "0", "--json", out]
             _, wall = _run(cmd, timeout)
             with open(out, encoding="utf-8") as f:
                 report = json.load(f)
         by_depth = report.get("decode_tokens_per_s_by_depth") or {}
+        samples = report.get("decode_latency_samples_ms") or {}
         return {
             "command": " ".join(cmd[:-1] + ["FILE"]),
             "wall_s": wall,
@@ -73,6 +74,8 @@ class Staticlm:
             "ttft_ms": report.get("ttft_ms"),
             "init_ms": report.get("init_ms"),
             "decode_tokens_per_s_by_depth": {int(k): v for k, v in by_depth.items()},
+            # The measured rep's per-step decode latencies, as llama.cpp's side records them.
+            "decode_latency_ms_by_depth": {int(k): v[-1] for k, v in samples.items() if v},
             "peak_rss_bytes": report.get("peak_rss_bytes"),
             "heap_allocs_after_init": report.get("heap_allocs_after_init"),
             "noise_spread_before": ((report.get("noise") or {}).get("before") or {}).get("spread"),

@@ -5,8 +5,7 @@ so a burst of machine noise lasting seconds lands on one or two samples of each 
 than on all samples of one side.
 
 staticlm: `staticlm bench` takes one prompt length per invocation, so a round is one invocation
-with the first prefill size and every decode depth, plus one per further prefill size (with a
-single decode step at depth 0, ignored). Each invocation does its own unmeasured warm-up rep.
+per prefill size plus one for the decode depths above 0 (see _staticlm_round).
 llama.cpp: one Llama object for the whole part (created and warmed up once), every figure per
 round.
 """
@@ -28,13 +27,27 @@ def _figure(key, label, unit, higher, ours, peer, note=None):
 
 
 def _staticlm_round(staticlm, cfg):
-    invocations = []
+    """One `staticlm bench` per prefill size (with a warm-up rep; the first one also times
+    decode at depth 0), then one for the deeper depths without a warm-up rep: its untimed
+    prefill of `depth` tokens right before the timed steps warms the decode path, and a
+    warm-up rep would double the longest part of the round."""
+    gen, depths = cfg["gen_tokens"], cfg["depths"]
+    prefill = []
     for i, size in enumerate(cfg["prefill_sizes"]):
-        if i == 0:
-            invocations.append(staticlm.bench(size, cfg["depths"], cfg["gen_tokens"]))
-        else:
-            invocations.append(staticlm.bench(size, [0], 1))
-    return {"invocations": invocations}
+        timed_depth0 = i == 0 and 0 in depths
+        prefill.append(staticlm.bench(size, [0], gen if timed_depth0 else 1, warmup=1))
+    deep_depths = [d for d in depths if d > 0]
+    deep = staticlm.bench(1, deep_depths, gen, warmup=0) if deep_depths else None
+    return {"prefill": prefill, "deep": deep}
+
+
+def _staticlm_decode(sample, depth):
+    inv = sample["prefill"][0] if depth == 0 else sample["deep"]
+    return inv["decode_tokens_per_s_by_depth"].get(depth)
+
+
+def _invocations(sample):
+    return sample["prefill"] + ([sample["deep"]] if sample["deep"] else [])
 
 
 def figures(raw_ours, raw_peer, llama_init_ms, cfg):
@@ -43,22 +56,22 @@ def figures(raw_ours, raw_peer, llama_init_ms, cfg):
     for i, size in enumerate(sizes):
         out.append(_figure(
             "prefill_%d" % size, "prefill %d tokens" % size, "tok/s", True,
-            [r["invocations"][i]["prefill_tokens_per_s"] for r in raw_ours],
+            [r["prefill"][i]["prefill_tokens_per_s"] for r in raw_ours],
             [r["prefill_tokens_per_s_by_size"][size] for r in raw_peer]))
     for depth in depths:
         out.append(_figure(
             "decode_depth_%d" % depth, "decode at depth %d (%d tokens)" % (depth,
                                                                           cfg["gen_tokens"]),
             "tok/s", True,
-            [r["invocations"][0]["decode_tokens_per_s_by_depth"].get(depth) for r in raw_ours],
+            [_staticlm_decode(r, depth) for r in raw_ours],
             [r["decode_tokens_per_s_by_depth"][depth] for r in raw_peer]))
     out.append(_figure(
         "ttft_%d" % sizes[0], "time to first token, %d-token prompt" % sizes[0], "ms", False,
-        [r["invocations"][0]["ttft_ms"] for r in raw_ours],
+        [r["prefill"][0]["ttft_ms"] for r in raw_ours],
         [r["ttft_ms"] for r in raw_peer]))
     out.append(_figure(
         "init_ms", "init (load + prepare)", "ms", False,
-        [inv["init_ms"] for r in raw_ours for inv in r["invocations"]], [llama_init_ms],
+        [inv["init_ms"] for r in raw_ours for inv in _invocations(r)], [llama_init_ms],
         note="staticlm: staticlm_create in every invocation; llama.cpp: the Llama() "
              "constructor, once (includes llama-cpp-python's Python set-up)"))
     return out
@@ -78,8 +91,8 @@ def run(staticlm, model, tokens, cfg, log=sys.stderr):
                     sample = _staticlm_round(staticlm, cfg)
                     raw_ours.append(sample)
                     brief = "prefill %.0f tok/s, decode %s" % (
-                        sample["invocations"][0]["prefill_tokens_per_s"],
-                        _fmt_depths(sample["invocations"][0]["decode_tokens_per_s_by_depth"]))
+                        sample["prefill"][0]["prefill_tokens_per_s"],
+                        _fmt_depths({d: _staticlm_decode(sample, d) for d in cfg["depths"]}))
                 else:
                     sample = llama.round(tokens, cfg["prefill_sizes"], cfg["depths"],
                                          cfg["gen_tokens"])
@@ -96,8 +109,8 @@ def run(staticlm, model, tokens, cfg, log=sys.stderr):
         llama.close()
     return {"settings": {"staticlm": {"binary": staticlm.binary,
                                       "extra_args": staticlm.extra_args,
-                                      "bench_config": raw_ours[0]["invocations"][0]["config"],
-                                      "backend": raw_ours[0]["invocations"][0]["backend"]},
+                                      "bench_config": raw_ours[0]["prefill"][0]["config"],
+                                      "backend": raw_ours[0]["prefill"][0]["backend"]},
                          "llama.cpp": llama.settings},
             "figures": figures(raw_ours, raw_peer, llama.init_ms, cfg),
             "timeline": timeline,

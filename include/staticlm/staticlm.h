@@ -220,7 +220,9 @@ typedef struct staticlm_step_cost {
   uint64_t weight_bytes;     /* weights read (every matrix once per step) */
   uint64_t kv_cache_bytes;   /* KV cache read and written */
   uint64_t activation_bytes; /* activations read and written */
-  uint64_t total_bytes;
+  uint64_t bytes_read;       /* everything read: what bounds a step by memory bandwidth */
+  uint64_t bytes_written;
+  uint64_t total_bytes;      /* read + written */
   uint64_t flops;
 } staticlm_step_cost;
 

@@ -286,6 +286,8 @@ void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, i
   cost->weight_bytes = c.weight_bytes;
   cost->kv_cache_bytes = c.kv_cache_bytes;
   cost->activation_bytes = c.activation_bytes;
+  cost->bytes_read = c.bytes_read;
+  cost->bytes_written = c.bytes_written;
   cost->total_bytes = c.total_bytes();
   cost->flops = c.flops;
 }

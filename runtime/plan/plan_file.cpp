@@ -119,7 +119,7 @@ Status Truncated(const char* what) {
 }
 
 bool ReadLimits(Reader* r, PlanLimits* l) {
-  uint32_t ctx, batch, chunk, kv;
+  uint32_t ctx = 0, batch = 0, chunk = 0, kv = 0;
   if (!r->U32(&ctx) || !r->U32(&batch) || !r->U32(&chunk) || !r->U32(&kv)) return false;
   l->max_context = static_cast<int32_t>(ctx);
   l->max_batch = static_cast<int32_t>(batch);
@@ -129,8 +129,8 @@ bool ReadLimits(Reader* r, PlanLimits* l) {
 }
 
 Status ReadTensor(Reader* r, TensorRegion* t) {
-  uint8_t buffer;
-  uint32_t dtype;
+  uint8_t buffer = 0;
+  uint32_t dtype = 0;
   if (!r->U8(&buffer) || !r->U32(&dtype) || !r->U32(&t->rank) || !r->U64(&t->offset)) {
     return Truncated("a tensor");
   }
@@ -148,8 +148,8 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
 }
 
 Status ReadOp(Reader* r, Op* op) {
-  uint8_t kind, rows_from_step, flags;
-  uint32_t layer, heads, kv_heads, head_dim;
+  uint8_t kind = 0, rows_from_step = 0, flags = 0;
+  uint32_t layer = 0, heads = 0, kv_heads = 0, head_dim = 0;
   OpParams& p = op->params;
   bool ok = r->U8(&kind) && r->U8(&op->n_inputs) && r->U8(&op->n_outputs);
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);

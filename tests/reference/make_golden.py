@@ -14,9 +14,13 @@ digit on its own before the GPT-2 regex (llama.cpp: pre-type "smollm"). The
 two differ where whitespace precedes a digit (e.g. "a   42": GPT-2 keeps the
 last space with the digits, the digit split does not). So this script installs
 Sequence([Digits(individual_digits=True), ByteLevel(...)]) on the transformers
-tokenizer, checks it against llama.cpp on every text, and uses it for all ids.
-Every disagreement (raw transformers vs fixed, fixed vs llama.cpp) is written
-into the header of tokenizer.txt.
+tokenizer, checks it against llama.cpp on every text and prompt (stopping if
+they disagree), and uses it for all ids. The texts where the unmodified
+transformers tokenizer differs are listed in the header of tokenizer.txt.
+
+Oracle cross-check. llama.cpp also runs the same GGUF dequantized to f32 with
+an f32 KV cache (no activation quantization); its logits and greedy tokens
+must match transformers to rounding, and the headers record how closely.
 
 Greedy decoding runs our own loop (full forward over the prompt, then one token
 at a time with the KV cache, argmax each step, lowest id wins ties) for exactly
