@@ -120,12 +120,27 @@ Status Engine::CheckLoadedPlans() const {
                          decode.limits.kv_dtype != prefill.limits.kv_dtype))) {
     return Status::Error(StatusCode::kFormatError, "decode and prefill plans disagree");
   }
+  if (prefill.limits.max_context <= 0 || prefill.limits.prefill_chunk <= 0 ||
+      prefill.limits.prefill_chunk > prefill.limits.max_context ||
+      (prefill.limits.kv_dtype != DType::kF16 && prefill.limits.kv_dtype != DType::kF32)) {
+    return Status::Error(StatusCode::kFormatError, "its limits are out of range");
+  }
   if (prefill.limits.max_context > config_.context_length) {
     return Status::Error(StatusCode::kInvalidArgument, "its context %d exceeds the model's %d",
                          prefill.limits.max_context, config_.context_length);
   }
   for (int i = 0; i < n_plans_; ++i) {
     const Plan& plan = plans_[i];
+    for (BufferId b : {BufferId::kKvCache, BufferId::kArena, BufferId::kIo}) {
+      uint64_t bound = LlamaBufferBound(config_, plan.limits, b);
+      if (plan.buffer_bytes[static_cast<int>(b)] > bound) {
+        return Status::Error(StatusCode::kFormatError,
+                             "its %s needs %llu bytes, more than such a plan can (%llu)",
+                             BufferName(b),
+                             static_cast<unsigned long long>(plan.buffer_bytes[static_cast<int>(b)]),
+                             static_cast<unsigned long long>(bound));
+      }
+    }
     if (plan.tensors[plan.logits_tensor].elements() != config_.vocab_size ||
         plan.tensors[plan.logits_tensor].buffer != BufferId::kIo ||
         plan.tensors[plan.tokens_tensor].buffer != BufferId::kIo ||

@@ -257,6 +257,31 @@ std::atomic<uint64_t> build_count{0};
 
 uint64_t LlamaPlanBuildCount() { return build_count.load(); }
 
+uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId buffer) {
+  auto aligned = [](uint64_t b) { return (b + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; };
+  const uint64_t chunk = static_cast<uint64_t>(l.prefill_chunk);
+  const uint64_t ctx = static_cast<uint64_t>(l.max_context);
+  const uint64_t q_width = static_cast<uint64_t>(c.n_heads) * c.head_dim;
+  const uint64_t kv_width = static_cast<uint64_t>(c.n_kv_heads) * c.head_dim;
+  switch (buffer) {
+    case BufferId::kKvCache:
+      return 2 * static_cast<uint64_t>(c.n_layers) * aligned(kv_width * ctx * DTypeBytes(l.kv_dtype, 1));
+    case BufferId::kIo:
+      return aligned(4 * static_cast<uint64_t>(c.vocab_size)) + aligned(4 * chunk);
+    case BufferId::kArena: {
+      // One layer's activations, each in its own bytes, plus the residual stream and head input.
+      uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
+                        3 * static_cast<uint64_t>(c.ffn_width);
+      uint64_t layer = 4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * ctx) +
+                       16 * kPlanAlignment;
+      return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * c.width);
+    }
+    case BufferId::kWeights:
+      break;
+  }
+  return 0;
+}
+
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
                       const PlanLimits& limits, uint32_t fusions, Plan* plan,
                       ArenaReport* arena) {

@@ -23,6 +23,11 @@ Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
                       const PlanLimits& limits, uint32_t fusions, Plan* plan,
                       ArenaReport* arena);
 
+// The largest KV cache, arena and io buffers a Llama plan for (config, limits) can need — what
+// BuildLlamaPlan produces for the KV cache and io, and twice one layer's activations with no
+// sharing for the arena. A plan file asking for more is refused before anything is allocated.
+uint64_t LlamaBufferBound(const LlamaConfig& config, const PlanLimits& limits, BufferId buffer);
+
 // How many times BuildLlamaPlan has run in this process: lets a test prove that loading a plan
 // file builds nothing.
 uint64_t LlamaPlanBuildCount();
