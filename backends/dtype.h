@@ -30,25 +30,42 @@ struct DTypeInfo {
 
 inline bool IsKnownDType(uint32_t id) {
   switch (id) {
-    case 0: case 1: case 2: case 3: case 8: case 26: case 30: return true;
-    default: return false;
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 8:
+    case 26:
+    case 30:
+      return true;
+    default:
+      return false;
   }
 }
 
 inline DTypeInfo GetDTypeInfo(DType t) {
   switch (t) {
-    case DType::kF32: return {"F32", 1, 4};
-    case DType::kF16: return {"F16", 1, 2};
-    case DType::kQ4_0: return {"Q4_0", 32, 18};
-    case DType::kQ4_1: return {"Q4_1", 32, 20};
-    case DType::kQ8_0: return {"Q8_0", 32, 34};
-    case DType::kI32: return {"I32", 1, 4};
-    case DType::kBF16: return {"BF16", 1, 2};
+    case DType::kF32:
+      return {"F32", 1, 4};
+    case DType::kF16:
+      return {"F16", 1, 2};
+    case DType::kQ4_0:
+      return {"Q4_0", 32, 18};
+    case DType::kQ4_1:
+      return {"Q4_1", 32, 20};
+    case DType::kQ8_0:
+      return {"Q8_0", 32, 34};
+    case DType::kI32:
+      return {"I32", 1, 4};
+    case DType::kBF16:
+      return {"BF16", 1, 2};
   }
   return {"?", 1, 0};
 }
 
-inline const char* DTypeName(DType t) { return GetDTypeInfo(t).name; }
+inline const char* DTypeName(DType t) {
+  return GetDTypeInfo(t).name;
+}
 
 // Bytes of `elements` values of type `t`; `elements` must be a multiple of the block size.
 inline uint64_t DTypeBytes(DType t, uint64_t elements) {

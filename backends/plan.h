@@ -40,16 +40,17 @@ struct TensorRegion {
 // Each kind's tensors, as Op::inputs → Op::outputs. In-place kinds list the tensor they
 // update only as an output; it is read too.
 enum class OpKind : uint8_t {
-  kEmbed,      // table [vocab, d], tokens I32 [C]      → x F32 [C, d]
-  kRmsNorm,    // x [R, d], weight F32 [d]              → y [R, d]
-  kMatMul,     // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
-               // (fused forms: see MatMulLayout below)
-  kRope,       // (none)                                → x [C, heads · head_dim], rotated in place
-  kKvStore,    // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
-  kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, capacity] → o [C, heads · hd]
-  kAdd,        // b [R, d]                              → a [R, d] += b
-  kSiluMul,    // up [R, f]                             → gate [R, f] = silu(gate) · up
-  kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]
+  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d]
+  kRmsNorm,  // x [R, d], weight F32 [d]              → y [R, d]
+  kMatMul,   // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
+             // (fused forms: see MatMulLayout below)
+  kRope,     // (none)                                → x [C, heads · head_dim], rotated in place
+  kKvStore,  // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
+  kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, capacity] → o [C, heads ·
+               // hd]
+  kAdd,       // b [R, d]                              → a [R, d] += b
+  kSiluMul,   // up [R, f]                             → gate [R, f] = silu(gate) · up
+  kTakeLast,  // x [C, d]                              → y [1, d] = x[n_tokens − 1]
 };
 const char* OpKindName(OpKind kind);
 
@@ -65,10 +66,10 @@ struct OpParams {
   // true: the op processes the step's n_tokens rows; false: every row of its output shape.
   bool rows_from_step = true;
   // kMatMul fusions (plan passes in runtime/plan/fusion_passes.h):
-  uint8_t n_weights = 1;         // products sharing the input x: 1..3 (e.g. Q, K and V)
-  bool norm_input = false;       // x is RMS-normalised (weight, eps) before the products
-  bool silu_mul = false;         // with 2 weights: y0 = silu(y0) · y1 afterwards
-  bool accumulate = false;       // with 1 weight: acc += y0 afterwards (a residual add)
+  uint8_t n_weights = 1;    // products sharing the input x: 1..3 (e.g. Q, K and V)
+  bool norm_input = false;  // x is RMS-normalised (weight, eps) before the products
+  bool silu_mul = false;    // with 2 weights: y0 = silu(y0) · y1 afterwards
+  bool accumulate = false;  // with 1 weight: acc += y0 afterwards (a residual add)
 };
 
 constexpr int kMaxOpInputs = 5;

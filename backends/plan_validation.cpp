@@ -10,18 +10,26 @@ struct Arity {
 
 Arity ExpectedArity(const Op& op) {
   switch (op.kind) {
-    case OpKind::kEmbed: return {2, 1};
-    case OpKind::kRmsNorm: return {2, 1};
+    case OpKind::kEmbed:
+      return {2, 1};
+    case OpKind::kRmsNorm:
+      return {2, 1};
     case OpKind::kMatMul: {
       MatMulLayout l = GetMatMulLayout(op.params);
       return {l.inputs, l.outputs};
     }
-    case OpKind::kRope: return {0, 1};
-    case OpKind::kKvStore: return {2, 2};
-    case OpKind::kAttention: return {4, 1};
-    case OpKind::kAdd: return {1, 1};
-    case OpKind::kSiluMul: return {1, 1};
-    case OpKind::kTakeLast: return {1, 1};
+    case OpKind::kRope:
+      return {0, 1};
+    case OpKind::kKvStore:
+      return {2, 2};
+    case OpKind::kAttention:
+      return {4, 1};
+    case OpKind::kAdd:
+      return {1, 1};
+    case OpKind::kSiluMul:
+      return {1, 1};
+    case OpKind::kTakeLast:
+      return {1, 1};
   }
   return {-1, -1};
 }
@@ -39,14 +47,15 @@ Status ValidateTensor(const Plan& plan, uint32_t index, const BufferBinding& buf
   int64_t elements = 1;
   for (int d = 0; d < 4; ++d) {
     // Dims up to 2^31 and a product up to 2^48 keep every byte count far from overflow.
-    if (t.shape[d] > (int64_t(1) << 31) || (t.shape[d] > 0 && elements > (int64_t(1) << 48) / t.shape[d])) {
+    if (t.shape[d] > (int64_t(1) << 31) ||
+        (t.shape[d] > 0 && elements > (int64_t(1) << 48) / t.shape[d])) {
       return Status::Error(StatusCode::kFormatError, "plan tensor %u has an oversized shape",
                            index);
     }
     if (t.shape[d] > 0) elements *= t.shape[d];
     if (t.shape[d] <= 0) {
-      return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) has dim %d = %lld",
-                           index, t.name, d, static_cast<long long>(t.shape[d]));
+      return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) has dim %d = %lld", index,
+                           t.name, d, static_cast<long long>(t.shape[d]));
     }
   }
   uint64_t bytes = t.bytes();
@@ -104,7 +113,8 @@ bool MatMulShapesValid(const Plan& plan, const Op& op, int64_t rows) {
       return false;
     }
   }
-  if (op.params.silu_mul && plan.tensors[op.inputs[1]].shape[0] != plan.tensors[op.inputs[2]].shape[0]) {
+  if (op.params.silu_mul &&
+      plan.tensors[op.inputs[1]].shape[0] != plan.tensors[op.inputs[2]].shape[0]) {
     return false;
   }
   if (l.norm_weight_input >= 0) {
@@ -114,8 +124,8 @@ bool MatMulShapesValid(const Plan& plan, const Op& op, int64_t rows) {
       return false;
     }
   }
-  if (l.acc_output >= 0 &&
-      !IsF32Matrix(plan.tensors[op.outputs[l.acc_output]], rows, plan.tensors[op.inputs[1]].shape[0])) {
+  if (l.acc_output >= 0 && !IsF32Matrix(plan.tensors[op.outputs[l.acc_output]], rows,
+                                        plan.tensors[op.inputs[1]].shape[0])) {
     return false;
   }
   return true;
@@ -146,7 +156,8 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kKvStore:
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_kv_heads * p.head_dim) &&
              IsF32Matrix(in(1), rows, p.n_kv_heads * p.head_dim) &&
-             IsCache(out, p, l.max_context) && IsCache(plan.tensors[op.outputs[1]], p, l.max_context) &&
+             IsCache(out, p, l.max_context) &&
+             IsCache(plan.tensors[op.outputs[1]], p, l.max_context) &&
              out.dtype == plan.tensors[op.outputs[1]].dtype;
     case OpKind::kAttention:
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&
@@ -173,11 +184,10 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   }
   for (int b = 0; b < kBufferCount; ++b) {
     if (buffers.bytes[b] < plan.buffer_bytes[b]) {
-      return Status::Error(StatusCode::kInvalidArgument,
-                           "buffer %s has %llu bytes, the plan needs %llu",
-                           BufferName(static_cast<BufferId>(b)),
-                           static_cast<unsigned long long>(buffers.bytes[b]),
-                           static_cast<unsigned long long>(plan.buffer_bytes[b]));
+      return Status::Error(
+          StatusCode::kInvalidArgument, "buffer %s has %llu bytes, the plan needs %llu",
+          BufferName(static_cast<BufferId>(b)), static_cast<unsigned long long>(buffers.bytes[b]),
+          static_cast<unsigned long long>(plan.buffer_bytes[b]));
     }
   }
   for (uint32_t i = 0; i < plan.tensors.size(); ++i) {
@@ -186,13 +196,12 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     if (op.kind == OpKind::kMatMul && !MatMulFlagsValid(op.params)) {
-      return Status::Error(StatusCode::kFormatError, "op %zu (matmul) has invalid fusion flags",
-                           i);
+      return Status::Error(StatusCode::kFormatError, "op %zu (matmul) has invalid fusion flags", i);
     }
     Arity arity = ExpectedArity(op);
     if (op.n_inputs != arity.inputs || op.n_outputs != arity.outputs) {
-      return Status::Error(StatusCode::kFormatError, "op %zu (%s) has %d inputs and %d outputs",
-                           i, OpKindName(op.kind), op.n_inputs, op.n_outputs);
+      return Status::Error(StatusCode::kFormatError, "op %zu (%s) has %d inputs and %d outputs", i,
+                           OpKindName(op.kind), op.n_inputs, op.n_outputs);
     }
     for (int j = 0; j < op.n_inputs; ++j) {
       if (op.inputs[j] >= plan.tensors.size()) {

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
 
   staticlm_chat_message user = {"user", argv[2]};
   size_t text_bytes = 0, n_tokens = 0;
-  if (staticlm_format_chat(ctx, &user, 1, 1, 0, prompt_text, sizeof(prompt_text),
-                           &text_bytes) != STATICLM_OK ||
+  if (staticlm_format_chat(ctx, &user, 1, 1, 0, prompt_text, sizeof(prompt_text), &text_bytes) !=
+          STATICLM_OK ||
       staticlm_tokenize(ctx, prompt_text, text_bytes, 1, prompt_tokens, kMaxPromptBytes,
                         &n_tokens) != STATICLM_OK ||
       staticlm_prefill(ctx, prompt_tokens, n_tokens) != STATICLM_OK) {

@@ -6,7 +6,9 @@
 
 namespace staticlm {
 
-AlignedBuffer::~AlignedBuffer() { Release(); }
+AlignedBuffer::~AlignedBuffer() {
+  Release();
+}
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}

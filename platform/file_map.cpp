@@ -11,7 +11,9 @@
 
 namespace staticlm {
 
-FileMap::~FileMap() { Close(); }
+FileMap::~FileMap() {
+  Close();
+}
 
 FileMap::FileMap(FileMap&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}

@@ -48,10 +48,10 @@ class Status {
 };
 
 // Returns early from the calling function when `expr` yields an error Status.
-#define STATICLM_RETURN_IF_ERROR(expr)       \
-  do {                                       \
-    ::staticlm::Status status_ = (expr);     \
-    if (!status_.ok()) return status_;       \
+#define STATICLM_RETURN_IF_ERROR(expr)   \
+  do {                                   \
+    ::staticlm::Status status_ = (expr); \
+    if (!status_.ok()) return status_;   \
   } while (0)
 
 }  // namespace staticlm

@@ -154,7 +154,8 @@ TEST(CliTest, PromptLongerThanContext) {
 TEST(CliTest, InvalidUtf8Prompt) {
   std::string path = TempPath("tiny.gguf");
   ASSERT_TRUE(staticlm::test::WriteTinyLlama(path.c_str()).ok());
-  ExpectCleanFailure("run --model " + path + " --ctx 128 --prompt \"$(printf 'abc\\377\\376')\"", "UTF-8");
+  ExpectCleanFailure("run --model " + path + " --ctx 128 --prompt \"$(printf 'abc\\377\\376')\"",
+                     "UTF-8");
 }
 
 TEST(CliTest, BadLimitsAndFlags) {
@@ -176,9 +177,9 @@ TEST(CliTest, BadLimitsAndFlags) {
 TEST(CliTest, RunJsonReportsNoHeapAfterInit) {
   Result r = RunCli("run --json --max-tokens 8 --temperature 0 --ctx 256");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  for (const char* key : {"\"prompt_tokens\": [", "\"tokens\": [", "\"text\": \"",
-                          "\"prefill_tokens_per_s\": ", "\"decode_tokens_per_s\": ",
-                          "\"peak_rss_bytes\": ", "\"planned_bytes\": "}) {
+  for (const char* key :
+       {"\"prompt_tokens\": [", "\"tokens\": [", "\"text\": \"", "\"prefill_tokens_per_s\": ",
+        "\"decode_tokens_per_s\": ", "\"peak_rss_bytes\": ", "\"planned_bytes\": "}) {
     EXPECT_NE(r.output.find(key), std::string::npos) << key << " missing in " << r.output;
   }
 #ifdef STATICLM_SANITIZE
@@ -204,8 +205,9 @@ namespace {
 
 // `chat` keeps the cache between turns: the second turn prefills only its own tokens.
 TEST(CliTest, ChatKeepsTheCacheBetweenTurns) {
-  std::string command = "printf 'Hello!\\nWhat is 2+2?\\n/reset\\nHi again\\n' | timeout 300 " STATICLM_CLI
-                        " chat --max-tokens 8 --temperature 0 --ctx 512 2>&1";
+  std::string command =
+      "printf 'Hello!\\nWhat is 2+2?\\n/reset\\nHi again\\n' | timeout 300 " STATICLM_CLI
+      " chat --max-tokens 8 --temperature 0 --ctx 512 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string out;

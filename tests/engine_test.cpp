@@ -242,8 +242,11 @@ TEST_F(EngineTest, BadLimitsAreRejectedAtCreate) {
   for (int field = 0; field < 5; ++field) {
     staticlm_limits l = limits;
     l.max_context = 64;
-    (field == 0 ? l.max_context : field == 1 ? l.prefill_chunk : field == 2 ? l.max_batch
-                 : field == 3 ? l.max_prompt_bytes : l.threads) = field % 2 ? 0 : -3;
+    (field == 0   ? l.max_context
+     : field == 1 ? l.prefill_chunk
+     : field == 2 ? l.max_batch
+     : field == 3 ? l.max_prompt_bytes
+                  : l.threads) = field % 2 ? 0 : -3;
     EXPECT_EQ(staticlm_create(path_->c_str(), &l, &ctx, error, sizeof(error)),
               STATICLM_INVALID_ARGUMENT)
         << field;

@@ -59,8 +59,8 @@ class FusionTest : public ::testing::Test {
     std::vector<char> json(1 << 14);
     size_t needed = 0;
     char error[256];
-    EXPECT_EQ(staticlm_plan_report(path_->c_str(), &l, 1, json.data(), json.size(), &needed,
-                                   error, sizeof(error)),
+    EXPECT_EQ(staticlm_plan_report(path_->c_str(), &l, 1, json.data(), json.size(), &needed, error,
+                                   sizeof(error)),
               STATICLM_OK);
     std::string s(json.data());
     size_t at = s.find("\"ops\": ");
@@ -90,8 +90,8 @@ TEST_F(FusionTest, EachPassRemovesOps) {
   struct {
     const char* pass;
     int removed;
-  } expected[] = {{"qkv", 2 * layers}, {"gate_up", 2 * layers}, {"residual", 2 * layers},
-                  {"norm", 1}};
+  } expected[] = {
+      {"qkv", 2 * layers}, {"gate_up", 2 * layers}, {"residual", 2 * layers}, {"norm", 1}};
   for (const auto& e : expected) {
     EXPECT_EQ(OpCount(all & ~staticlm_fusion_pass(e.pass)), unfused - e.removed) << e.pass;
   }

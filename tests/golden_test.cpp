@@ -75,9 +75,8 @@ void CheckLogits(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) 
       for (const auto& [id, expected] : p.top) {
         float diff = std::fabs(logits[id] - expected);
         worst = std::max(worst, diff);
-        EXPECT_LE(diff, tolerance)
-            << c.name << " position " << p.position << " token " << id << ": ours "
-            << logits[id] << ", transformers " << expected;
+        EXPECT_LE(diff, tolerance) << c.name << " position " << p.position << " token " << id
+                                   << ": ours " << logits[id] << ", transformers " << expected;
       }
       float gap = p.top[0].second - p.top[1].second;
       if (gap > tolerance) {
@@ -90,7 +89,9 @@ void CheckLogits(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) 
               tolerance);
 }
 
-TEST(GoldenTest, LogitsMatchTransformersWithF32Cache) { CheckLogits(STATICLM_KV_F32, 64); }
+TEST(GoldenTest, LogitsMatchTransformersWithF32Cache) {
+  CheckLogits(STATICLM_KV_F32, 64);
+}
 
 TEST(GoldenTest, UnfusedPlanLogitsMatchTransformers) {
   CheckLogits(STATICLM_KV_F32, 64, staticlm_fusion_pass("all"));
@@ -152,9 +153,9 @@ TEST(GoldenTest, GreedyPromptsTokenizeIdentically) {
   for (const auto& c : cases) {
     std::vector<int32_t> ids(c.text.size() + 2);
     size_t n = 0;
-    ASSERT_EQ(staticlm_tokenize(ctx.get(), c.text.data(), c.text.size(), 1, ids.data(),
-                                ids.size(), &n),
-              STATICLM_OK)
+    ASSERT_EQ(
+        staticlm_tokenize(ctx.get(), c.text.data(), c.text.size(), 1, ids.data(), ids.size(), &n),
+        STATICLM_OK)
         << staticlm_last_error(ctx.get());
     ids.resize(n);
     EXPECT_EQ(ids, c.prompt_ids) << c.name;

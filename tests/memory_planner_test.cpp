@@ -66,8 +66,7 @@ TEST(MemoryPlannerTest, LiveTensorsNeverOverlapOnRandomGraphs) {
         const TensorRegion& tb = plan.tensors[b];
         if (tb.buffer != BufferId::kArena || life[b].first < 0) continue;
         bool live_together = life[a].first <= life[b].last && life[b].first <= life[a].last;
-        bool share_bytes =
-            ta.offset < tb.offset + tb.bytes() && tb.offset < ta.offset + ta.bytes();
+        bool share_bytes = ta.offset < tb.offset + tb.bytes() && tb.offset < ta.offset + ta.bytes();
         EXPECT_FALSE(live_together && share_bytes)
             << "trial " << trial << ": tensors " << a << " and " << b << " overlap";
       }

@@ -5,8 +5,8 @@
 // alloc_counter.cpp); the test fails on the first event and says where it happened.
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -73,10 +73,10 @@ TEST(NoHeapAfterInitTest, WholeRunPhaseMakesNoHeapEventsAndNoThreads) {
 
   counter::Start();
   staticlm_seed(ctx.get(), 42);
-  ChatTurn(ctx.get(), "What is the capital of France? Answer briefly.", true, greedy,
+  ChatTurn(ctx.get(), "What is the capital of France? Answer briefly.", true, greedy, text.data(),
+           text.size(), tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "And of Italy? Tell me a fact about it, in a long sentence.", false, creative,
            text.data(), text.size(), tokens.data(), tokens.size());
-  ChatTurn(ctx.get(), "And of Italy? Tell me a fact about it, in a long sentence.", false,
-           creative, text.data(), text.size(), tokens.data(), tokens.size());
   staticlm_reset(ctx.get());
   ChatTurn(ctx.get(), "Write 3 words about snow ❄️ und Übermut.", true, creative, text.data(),
            text.size(), tokens.data(), tokens.size());
@@ -109,8 +109,7 @@ TEST(NoHeapAfterInitTest, LoadedPlanRunPhaseMakesNoHeapEvents) {
   limits.threads = 2;
   std::string plan = staticlm::test::TempPath("no_heap.plan");
   char error[256];
-  ASSERT_EQ(staticlm_save_plan(STATICLM_DEFAULT_MODEL, &limits, plan.c_str(), error,
-                               sizeof(error)),
+  ASSERT_EQ(staticlm_save_plan(STATICLM_DEFAULT_MODEL, &limits, plan.c_str(), error, sizeof(error)),
             STATICLM_OK)
       << error;
   limits.plan_path = plan.c_str();
@@ -127,8 +126,8 @@ TEST(NoHeapAfterInitTest, LoadedPlanRunPhaseMakesNoHeapEvents) {
   counter::Start();
   ChatTurn(ctx.get(), "Say hello in French.", true, sampler, text.data(), text.size(),
            tokens.data(), tokens.size());
-  ChatTurn(ctx.get(), "And in German?", false, sampler, text.data(), text.size(),
-           tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "And in German?", false, sampler, text.data(), text.size(), tokens.data(),
+           tokens.size());
   counter::Stop();
   char where[4096];
   counter::DescribeFirstEvent(where, sizeof(where));

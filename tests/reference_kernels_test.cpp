@@ -93,8 +93,8 @@ TEST(MatMulTest, F32MatchesDoubleProductOnAwkwardSizes) {
   auto w = RandomVector(n_out * n_in, 1);
   auto x = RandomVector(rows * n_in, 2);
   std::vector<float> y(rows * n_out);
-  ref::MatMul(DType::kF32, reinterpret_cast<const uint8_t*>(w.data()), n_out, n_in, x.data(),
-              rows, y.data());
+  ref::MatMul(DType::kF32, reinterpret_cast<const uint8_t*>(w.data()), n_out, n_in, x.data(), rows,
+              y.data());
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < n_out; ++o) {
       double expect = 0;
@@ -207,8 +207,8 @@ void ExpectAttentionMatches(DType cache_type, double tolerance) {
   std::vector<uint8_t> k_cache(kv_heads * capacity * hd * elem), v_cache(k_cache.size());
   ref::KvStore(k_rows.data(), v_rows.data(), first, kv_heads, hd, capacity, 0, cache_type,
                k_cache.data(), v_cache.data());
-  ref::KvStore(k_rows.data() + first * kv_heads * hd, v_rows.data() + first * kv_heads * hd,
-               rows, kv_heads, hd, capacity, first, cache_type, k_cache.data(), v_cache.data());
+  ref::KvStore(k_rows.data() + first * kv_heads * hd, v_rows.data() + first * kv_heads * hd, rows,
+               kv_heads, hd, capacity, first, cache_type, k_cache.data(), v_cache.data());
   std::vector<float> scores(heads * capacity), out(rows * heads * hd);
   float scale = 1.0f / std::sqrt(float(hd));
   ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, cache_type,
@@ -241,7 +241,9 @@ void ExpectAttentionMatches(DType cache_type, double tolerance) {
   }
 }
 
-TEST(AttentionTest, F32CacheMatchesDirectComputation) { ExpectAttentionMatches(DType::kF32, 1e-5); }
+TEST(AttentionTest, F32CacheMatchesDirectComputation) {
+  ExpectAttentionMatches(DType::kF32, 1e-5);
+}
 
 // f16 keys and values carry 2^-11 relative rounding; with unit-scale data that bounds the
 // output error near 1e-3.
@@ -253,8 +255,7 @@ TEST(EmbedTest, RowsAreDequantizedTableRows) {
   auto table = RandomVector(10 * 6, 11);
   int32_t tokens[3] = {9, 0, 4};
   std::vector<float> out(3 * 6);
-  ref::Embed(DType::kF32, reinterpret_cast<const uint8_t*>(table.data()), 6, tokens, 3,
-             out.data());
+  ref::Embed(DType::kF32, reinterpret_cast<const uint8_t*>(table.data()), 6, tokens, 3, out.data());
   for (int r = 0; r < 3; ++r) {
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[r * 6 + i], table[tokens[r] * 6 + i]);
   }

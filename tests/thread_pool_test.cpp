@@ -15,7 +15,9 @@ struct Counts {
   explicit Counts(int n) : hits(size_t(n)) {}
 };
 
-void Hit(void* user, int task) { static_cast<Counts*>(user)->hits[size_t(task)].fetch_add(1); }
+void Hit(void* user, int task) {
+  static_cast<Counts*>(user)->hits[size_t(task)].fetch_add(1);
+}
 
 void ExpectEveryTaskOnce(const ThreadPoolOptions& options) {
   ThreadPool pool;
@@ -35,10 +37,18 @@ void ExpectEveryTaskOnce(const ThreadPoolOptions& options) {
   pool.Stop();  // twice is fine
 }
 
-TEST(ThreadPoolTest, OneThreadRunsOnTheCaller) { ExpectEveryTaskOnce({1, false, false}); }
-TEST(ThreadPoolTest, SleepingWorkers) { ExpectEveryTaskOnce({3, false, false}); }
-TEST(ThreadPoolTest, BusyWaitingWorkers) { ExpectEveryTaskOnce({2, true, false}); }
-TEST(ThreadPoolTest, PinnedWorkers) { ExpectEveryTaskOnce({2, false, true}); }
+TEST(ThreadPoolTest, OneThreadRunsOnTheCaller) {
+  ExpectEveryTaskOnce({1, false, false});
+}
+TEST(ThreadPoolTest, SleepingWorkers) {
+  ExpectEveryTaskOnce({3, false, false});
+}
+TEST(ThreadPoolTest, BusyWaitingWorkers) {
+  ExpectEveryTaskOnce({2, true, false});
+}
+TEST(ThreadPoolTest, PinnedWorkers) {
+  ExpectEveryTaskOnce({2, false, true});
+}
 
 TEST(ThreadPoolTest, RejectsBadThreadCounts) {
   ThreadPool pool;

@@ -54,9 +54,8 @@ void MatMulTask(void* user, int task) {
 }
 
 // The reference product restricted to an output range, for --reference runs on threads.
-void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n_in,
-                          const float* x, int64_t rows, float* y, int64_t o_begin,
-                          int64_t o_end) {
+void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                          int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
   uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
   for (int64_t r = 0; r < rows; ++r) {
     ref::MatMul(type, w + static_cast<uint64_t>(o_begin) * row_bytes, o_end - o_begin, n_in,
@@ -100,8 +99,8 @@ Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
     if (std::strcmp(MatMulIsaName(candidate), wanted) != 0) continue;
     if (!IsaSupported(candidate, DetectCpuFeatures()) || MatMulRangeFor(candidate) == nullptr) {
       return Status::Error(StatusCode::kUnsupported,
-                           "kernels '%s' (chosen by the plan) do not run on this CPU (%s)",
-                           wanted, DescribeCpuFeatures(DetectCpuFeatures()));
+                           "kernels '%s' (chosen by the plan) do not run on this CPU (%s)", wanted,
+                           DescribeCpuFeatures(DetectCpuFeatures()));
     }
     *isa = candidate;
     matmul_ = candidate == MatMulIsa::kReference ? ReferenceMatMulRange : MatMulRangeFor(candidate);
@@ -142,9 +141,8 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   const char* pin_warning = nullptr;
   STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
-  std::snprintf(description_, sizeof(description_),
-                "cpu: %s matmul, %s attention, %d thread%s%s%s", MatMulIsaName(isa),
-                attention_name, options_.threads,
+  std::snprintf(description_, sizeof(description_), "cpu: %s matmul, %s attention, %d thread%s%s%s",
+                MatMulIsaName(isa), attention_name, options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
   return Status::Ok();

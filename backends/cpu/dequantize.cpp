@@ -5,7 +5,9 @@
 namespace staticlm::cpu {
 namespace {
 
-uint16_t ReadU16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint16_t ReadU16(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
 
 float ReadF32(const uint8_t* p) {
   uint32_t bits = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
@@ -27,9 +29,15 @@ void DequantizeBlock(DType type, const uint8_t* row, int64_t block_index, float*
   DTypeInfo info = GetDTypeInfo(type);
   const uint8_t* block = row + block_index * info.block_bytes;
   switch (type) {
-    case DType::kF32: out[0] = ReadF32(block); return;
-    case DType::kF16: out[0] = HalfToFloat(ReadU16(block)); return;
-    case DType::kBF16: out[0] = BFloat16ToFloat(ReadU16(block)); return;
+    case DType::kF32:
+      out[0] = ReadF32(block);
+      return;
+    case DType::kF16:
+      out[0] = HalfToFloat(ReadU16(block));
+      return;
+    case DType::kBF16:
+      out[0] = BFloat16ToFloat(ReadU16(block));
+      return;
     case DType::kQ4_0: {
       float d = HalfToFloat(ReadU16(block));
       DecodeNibbles(block + 2, d, -8.0f * d, out);
@@ -47,7 +55,9 @@ void DequantizeBlock(DType type, const uint8_t* row, int64_t block_index, float*
       for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(qs[j]) * d;
       return;
     }
-    case DType::kI32: out[0] = static_cast<float>(static_cast<int32_t>(FloatToBits(ReadF32(block)))); return;
+    case DType::kI32:
+      out[0] = static_cast<float>(static_cast<int32_t>(FloatToBits(ReadF32(block))));
+      return;
   }
 }
 

@@ -13,8 +13,8 @@ namespace staticlm::cpu {
 using AttentionFn = void (*)(const float* q, int64_t rows, int64_t n_heads, int64_t kv_heads,
                              int64_t head_dim, int64_t capacity, int32_t first_position,
                              float scale, DType cache_type, const uint8_t* k_cache,
-                             const uint8_t* v_cache, float* scores, float* out,
-                             int64_t head_begin, int64_t head_end);
+                             const uint8_t* v_cache, float* scores, float* out, int64_t head_begin,
+                             int64_t head_end);
 
 // The fastest attention `features` allow for heads of `head_dim` (the SIMD one needs a multiple
 // of 8); ref::Attention otherwise. *name receives "avx2" or "reference". Init only.

@@ -54,6 +54,8 @@ inline uint16_t FloatToHalf(float f) {
 }
 
 // bfloat16 is the top half of a binary32.
-inline float BFloat16ToFloat(uint16_t b) { return BitsToFloat(static_cast<uint32_t>(b) << 16); }
+inline float BFloat16ToFloat(uint16_t b) {
+  return BitsToFloat(static_cast<uint32_t>(b) << 16);
+}
 
 }  // namespace staticlm::cpu

@@ -3,8 +3,8 @@
 
 namespace staticlm::cpu::ref {
 
-void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
-            int64_t rows, float* y) {
+void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x, int64_t rows,
+            float* y) {
   uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t o = 0; o < n_out; ++o) {

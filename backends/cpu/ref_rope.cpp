@@ -10,8 +10,8 @@ void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t fir
     double position = static_cast<double>(first_position) + static_cast<double>(r);
     for (int64_t i = 0; i < head_dim / 2; ++i) {
       // The angle in double: at positions in the thousands f32 would lose ~1e-4 rad.
-      double inv_freq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) /
-                                                                static_cast<double>(head_dim));
+      double inv_freq = std::pow(static_cast<double>(base),
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
       float c = static_cast<float>(std::cos(position * inv_freq));
       float s = static_cast<float>(std::sin(position * inv_freq));
       for (int64_t h = 0; h < n_heads; ++h) {

@@ -17,8 +17,8 @@ void Embed(DType type, const uint8_t* table, int64_t width, const int32_t* token
 void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t n, float eps, float* y);
 
 // y (rows, n_out) = x (rows, n_in) · wᵀ, w being (n_out, n_in) of `type`.
-void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
-            int64_t rows, float* y);
+void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x, int64_t rows,
+            float* y);
 
 // Rotates x (rows, n_heads · head_dim) in place; row r is at position first_position + r.
 // Pairs are adjacent elements (x[2i], x[2i+1]) with angle position · base^(−2i/head_dim): the

@@ -67,12 +67,12 @@ void staticlm_limits_default(staticlm_limits* limits);
 
 /* Bytes a context will hold, split as the memory map of DESIGN.md. */
 typedef struct staticlm_memory {
-  uint64_t weights_bytes;  /* model tensor data, mapped from the file (not copied) */
-  uint64_t kv_cache_bytes; /* keys and values of every layer */
-  uint64_t arena_bytes;    /* activations and scratch, shared by liveness */
-  uint64_t io_bytes;       /* step inputs and logits */
-  uint64_t host_bytes;     /* tokenizer, sampler and text scratch sized by the limits */
-  uint64_t total_bytes;    /* the sum of the above */
+  uint64_t weights_bytes;           /* model tensor data, mapped from the file (not copied) */
+  uint64_t kv_cache_bytes;          /* keys and values of every layer */
+  uint64_t arena_bytes;             /* activations and scratch, shared by liveness */
+  uint64_t io_bytes;                /* step inputs and logits */
+  uint64_t host_bytes;              /* tokenizer, sampler and text scratch sized by the limits */
+  uint64_t total_bytes;             /* the sum of the above */
   uint64_t arena_lower_bound_bytes; /* most bytes live at one op: the best any arena can do */
   uint64_t arena_naive_bytes;       /* the arena with no sharing */
 } staticlm_memory;
@@ -158,8 +158,7 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
  * prefill_chunk) and computes the logits of the last one. Token ids outside the vocabulary are
  * STATICLM_INVALID_ARGUMENT; exceeding max_context is STATICLM_CONTEXT_FULL. Either error
  * leaves the cache and position as they were. */
-staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens,
-                                 size_t n_tokens);
+staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens, size_t n_tokens);
 
 /* Run phase. staticlm_prefill of one token. */
 staticlm_status staticlm_decode(staticlm_context* context, int32_t token);
@@ -222,7 +221,7 @@ typedef struct staticlm_step_cost {
   uint64_t activation_bytes; /* activations read and written */
   uint64_t bytes_read;       /* everything read: what bounds a step by memory bandwidth */
   uint64_t bytes_written;
-  uint64_t total_bytes;      /* read + written */
+  uint64_t total_bytes; /* read + written */
   uint64_t flops;
 } staticlm_step_cost;
 

@@ -1,9 +1,8 @@
 // staticlm_describe_model: the text `staticlm inspect` prints about a model file.
-#include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
+#include "platform/text_sink.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/llama_config.h"
 #include "staticlm/staticlm.h"
@@ -11,27 +10,7 @@
 namespace {
 
 using staticlm::Status;
-
-// Appends printf-style text to a fixed buffer, truncating silently at its end.
-class TextSink {
- public:
-  TextSink(char* out, size_t capacity) : out_(out), capacity_(capacity) {
-    if (capacity_ > 0) out_[0] = '\0';
-  }
-  void Add(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    if (used_ + 1 >= capacity_) return;
-    va_list args;
-    va_start(args, format);
-    int n = std::vsnprintf(out_ + used_, capacity_ - used_, format, args);
-    va_end(args);
-    if (n > 0) used_ = std::min(capacity_ - 1, used_ + static_cast<size_t>(n));
-  }
-
- private:
-  char* out_;
-  size_t capacity_;
-  size_t used_ = 0;
-};
+using staticlm::TextSink;
 
 void DescribeScalar(const staticlm::gguf::GgufFile& file, const staticlm::gguf::KeyValue& kv,
                     TextSink* sink) {
@@ -105,17 +84,18 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
   Status s = file.Open(model_path);
   if (s.ok()) s = staticlm::ReadLlamaConfig(file, &config);
   if (!s.ok()) {
-    if (error != nullptr && error_capacity > 0) std::snprintf(error, error_capacity, "%s", s.message());
+    if (error != nullptr && error_capacity > 0)
+      std::snprintf(error, error_capacity, "%s", s.message());
     return static_cast<staticlm_status>(static_cast<int>(s.code()));
   }
   TextSink sink(out, capacity);
   sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
            static_cast<unsigned long long>(file.file_bytes()));
-  sink.Add("llama: %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
-           "context %d, RoPE base %g, RMS eps %g\n",
-           config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
-           config.ffn_width, config.vocab_size, config.context_length, config.rope_base,
-           config.rms_eps);
+  sink.Add(
+      "llama: %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
+      "context %d, RoPE base %g, RMS eps %g\n",
+      config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
+      config.ffn_width, config.vocab_size, config.context_length, config.rope_base, config.rms_eps);
   sink.Add("metadata:\n");
   for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);
   DescribeTensorTypes(file, &sink);

@@ -21,7 +21,9 @@ namespace {
 using staticlm::Status;
 using staticlm::StatusCode;
 
-staticlm_status ToC(StatusCode code) { return static_cast<staticlm_status>(static_cast<int>(code)); }
+staticlm_status ToC(StatusCode code) {
+  return static_cast<staticlm_status>(static_cast<int>(code));
+}
 
 staticlm_status Record(staticlm_context* c, const Status& s) {
   c->last = s;
@@ -77,7 +79,9 @@ Status LoadEngine(const char* model_path, const staticlm_limits* limits,
 
 extern "C" {
 
-const char* staticlm_version(void) { return "0.1.0"; }
+const char* staticlm_version(void) {
+  return "0.1.0";
+}
 
 void staticlm_limits_default(staticlm_limits* limits) {
   staticlm::EngineLimits d;
@@ -162,7 +166,9 @@ staticlm_status staticlm_create(const char* model_path, const staticlm_limits* l
   return STATICLM_OK;
 }
 
-void staticlm_destroy(staticlm_context* context) { delete context; }
+void staticlm_destroy(staticlm_context* context) {
+  delete context;
+}
 
 const char* staticlm_last_error(const staticlm_context* context) {
   return context == nullptr ? "context is NULL" : context->last.message();
@@ -194,9 +200,9 @@ staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, s
   if (text == nullptr && text_bytes > 0) {
     return Record(context, Status::Error(StatusCode::kInvalidArgument, "text is NULL"));
   }
-  return Record(context, context->engine.tokenizer().Encode(std::string_view(text, text_bytes),
-                                                            parse_special != 0, tokens, capacity,
-                                                            n_tokens));
+  return Record(context,
+                context->engine.tokenizer().Encode(std::string_view(text, text_bytes),
+                                                   parse_special != 0, tokens, capacity, n_tokens));
 }
 
 staticlm_status staticlm_format_chat(staticlm_context* context,
@@ -207,10 +213,10 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
   *n_bytes = 0;
   const auto* m = reinterpret_cast<const staticlm::ChatMessage*>(messages);
   const staticlm::ChatTemplate& t = context->engine.chat_template();
-  Status s = continuation != 0
-                 ? t.FormatContinuation(m, n_messages, add_generation_prompt != 0, out, capacity,
-                                        n_bytes)
-                 : t.FormatChat(m, n_messages, add_generation_prompt != 0, out, capacity, n_bytes);
+  Status s =
+      continuation != 0
+          ? t.FormatContinuation(m, n_messages, add_generation_prompt != 0, out, capacity, n_bytes)
+          : t.FormatChat(m, n_messages, add_generation_prompt != 0, out, capacity, n_bytes);
   return Record(context, s);
 }
 
@@ -226,7 +232,9 @@ staticlm_status staticlm_decode(staticlm_context* context, int32_t token) {
   return Record(context, context->engine.Prefill(&token, 1));
 }
 
-const float* staticlm_logits(const staticlm_context* context) { return context->engine.logits(); }
+const float* staticlm_logits(const staticlm_context* context) {
+  return context->engine.logits();
+}
 
 void staticlm_sampler_default(staticlm_sampler* sampler) {
   staticlm::SamplerParams d;
@@ -272,9 +280,13 @@ size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity
   return context->engine.detokenizer().Flush(out, capacity);
 }
 
-void staticlm_reset(staticlm_context* context) { context->engine.Reset(); }
+void staticlm_reset(staticlm_context* context) {
+  context->engine.Reset();
+}
 
-int32_t staticlm_position(const staticlm_context* context) { return context->engine.position(); }
+int32_t staticlm_position(const staticlm_context* context) {
+  return context->engine.position();
+}
 
 const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens) {
   return context->engine.history(n_tokens);
@@ -282,7 +294,8 @@ const int32_t* staticlm_history(const staticlm_context* context, size_t* n_token
 
 void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, int32_t position,
                             staticlm_step_cost* cost) {
-  staticlm::StepCost c = staticlm::EstimateStepCost(context->engine.plan_for(n_tokens), n_tokens, position);
+  staticlm::StepCost c =
+      staticlm::EstimateStepCost(context->engine.plan_for(n_tokens), n_tokens, position);
   cost->weight_bytes = c.weight_bytes;
   cost->kv_cache_bytes = c.kv_cache_bytes;
   cost->activation_bytes = c.activation_bytes;

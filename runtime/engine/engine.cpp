@@ -71,9 +71,9 @@ Status Engine::BuildPlans() {
   n_plans_ = limits_.prefill_chunk > 1 ? 2 : 1;
   for (int i = 0; i < n_plans_; ++i) {
     plan_limits.prefill_chunk = i == kDecodePlan ? 1 : limits_.prefill_chunk;
-    STATICLM_RETURN_IF_ERROR(
-        BuildLlamaPlan(file_, config_, plan_limits, kAllFusions & ~limits_.disabled_fusions,
-                       &plans_[i], &arenas_[i]));
+    STATICLM_RETURN_IF_ERROR(BuildLlamaPlan(file_, config_, plan_limits,
+                                            kAllFusions & ~limits_.disabled_fusions, &plans_[i],
+                                            &arenas_[i]));
   }
   return Status::Ok();
 }
@@ -134,11 +134,10 @@ Status Engine::CheckLoadedPlans() const {
     for (BufferId b : {BufferId::kKvCache, BufferId::kArena, BufferId::kIo}) {
       uint64_t bound = LlamaBufferBound(config_, plan.limits, b);
       if (plan.buffer_bytes[static_cast<int>(b)] > bound) {
-        return Status::Error(StatusCode::kFormatError,
-                             "its %s needs %llu bytes, more than such a plan can (%llu)",
-                             BufferName(b),
-                             static_cast<unsigned long long>(plan.buffer_bytes[static_cast<int>(b)]),
-                             static_cast<unsigned long long>(bound));
+        return Status::Error(
+            StatusCode::kFormatError, "its %s needs %llu bytes, more than such a plan can (%llu)",
+            BufferName(b), static_cast<unsigned long long>(plan.buffer_bytes[static_cast<int>(b)]),
+            static_cast<unsigned long long>(bound));
       }
     }
     if (plan.tensors[plan.logits_tensor].elements() != config_.vocab_size ||
@@ -146,7 +145,8 @@ Status Engine::CheckLoadedPlans() const {
         plan.tensors[plan.tokens_tensor].buffer != BufferId::kIo ||
         plan.tensors[plan.tokens_tensor].dtype != DType::kI32 ||
         plan.tensors[plan.tokens_tensor].elements() < plan.limits.prefill_chunk ||
-        plan.tensors[plan.logits_tensor].offset != plans_[0].tensors[plans_[0].logits_tensor].offset) {
+        plan.tensors[plan.logits_tensor].offset !=
+            plans_[0].tensors[plans_[0].logits_tensor].offset) {
       return Status::Error(StatusCode::kFormatError, "its io tensors do not fit this model");
     }
     for (const Op& op : plan.ops) {

@@ -10,8 +10,8 @@ namespace {
 constexpr struct {
   const char* name;
   uint32_t pass;
-} kPasses[] = {{"norm", kFuseNorm}, {"qkv", kFuseQkv}, {"gate_up", kFuseGateUp},
-               {"residual", kFuseResidual}};
+} kPasses[] = {
+    {"norm", kFuseNorm}, {"qkv", kFuseQkv}, {"gate_up", kFuseGateUp}, {"residual", kFuseResidual}};
 
 bool IsPlainMatMul(const Op& op) {
   const OpParams& p = op.params;
@@ -33,8 +33,10 @@ void AddProduct(Op* a, const Op& b) {
 // Whether any op from `from` on reads or writes tensor `t`.
 bool UsedFrom(const std::vector<Op>& ops, size_t from, uint32_t t) {
   for (size_t i = from; i < ops.size(); ++i) {
-    for (int j = 0; j < ops[i].n_inputs; ++j) if (ops[i].inputs[j] == t) return true;
-    for (int j = 0; j < ops[i].n_outputs; ++j) if (ops[i].outputs[j] == t) return true;
+    for (int j = 0; j < ops[i].n_inputs; ++j)
+      if (ops[i].inputs[j] == t) return true;
+    for (int j = 0; j < ops[i].n_outputs; ++j)
+      if (ops[i].outputs[j] == t) return true;
   }
   return false;
 }

@@ -25,8 +25,8 @@ class Builder {
   Status Build();
 
  private:
-  uint32_t Add(BufferId buffer, DType dtype, std::initializer_list<int64_t> shape,
-               const char* name, uint64_t offset = 0);
+  uint32_t Add(BufferId buffer, DType dtype, std::initializer_list<int64_t> shape, const char* name,
+               uint64_t offset = 0);
   uint32_t Activation(const char* name, int layer, int64_t rows, int64_t width);
   Status Weight(const char* name, int64_t rows, int64_t cols, bool matrix, uint32_t* index);
   Status LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols, bool matrix,
@@ -66,8 +66,7 @@ uint32_t Builder::Activation(const char* name, int layer, int64_t rows, int64_t 
   return Add(BufferId::kArena, DType::kF32, {rows, width}, full);
 }
 
-Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix,
-                       uint32_t* index) {
+Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix, uint32_t* index) {
   const gguf::TensorInfo* info = file_.FindTensor(name);
   if (info == nullptr) {
     return Status::Error(StatusCode::kFormatError, "missing tensor '%s'", name);
@@ -92,8 +91,8 @@ Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix
   return Status::Ok();
 }
 
-Status Builder::LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols,
-                            bool matrix, uint32_t* index) {
+Status Builder::LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols, bool matrix,
+                            uint32_t* index) {
   char name[64];
   std::snprintf(name, sizeof(name), "blk.%d.%s.weight", layer, suffix);
   return Weight(name, rows, cols, matrix, index);
@@ -129,11 +128,11 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   char name[48];
   const int64_t capacity = limits_.max_context;
   std::snprintf(name, sizeof(name), "blk.%d.cache_k", layer);
-  uint32_t k_cache = Add(BufferId::kKvCache, limits_.kv_dtype,
-                         {c_.n_kv_heads, capacity, c_.head_dim}, name);
+  uint32_t k_cache =
+      Add(BufferId::kKvCache, limits_.kv_dtype, {c_.n_kv_heads, capacity, c_.head_dim}, name);
   std::snprintf(name, sizeof(name), "blk.%d.cache_v", layer);
-  uint32_t v_cache = Add(BufferId::kKvCache, limits_.kv_dtype,
-                         {c_.n_kv_heads, capacity, c_.head_dim}, name);
+  uint32_t v_cache =
+      Add(BufferId::kKvCache, limits_.kv_dtype, {c_.n_kv_heads, capacity, c_.head_dim}, name);
 
   OpParams norm{};
   norm.eps = c_.rms_eps;
@@ -255,25 +254,30 @@ std::atomic<uint64_t> build_count{0};
 
 }  // namespace
 
-uint64_t LlamaPlanBuildCount() { return build_count.load(); }
+uint64_t LlamaPlanBuildCount() {
+  return build_count.load();
+}
 
 uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId buffer) {
-  auto aligned = [](uint64_t b) { return (b + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment; };
+  auto aligned = [](uint64_t b) {
+    return (b + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
+  };
   const uint64_t chunk = static_cast<uint64_t>(l.prefill_chunk);
   const uint64_t ctx = static_cast<uint64_t>(l.max_context);
   const uint64_t q_width = static_cast<uint64_t>(c.n_heads) * c.head_dim;
   const uint64_t kv_width = static_cast<uint64_t>(c.n_kv_heads) * c.head_dim;
   switch (buffer) {
     case BufferId::kKvCache:
-      return 2 * static_cast<uint64_t>(c.n_layers) * aligned(kv_width * ctx * DTypeBytes(l.kv_dtype, 1));
+      return 2 * static_cast<uint64_t>(c.n_layers) *
+             aligned(kv_width * ctx * DTypeBytes(l.kv_dtype, 1));
     case BufferId::kIo:
       return aligned(4 * static_cast<uint64_t>(c.vocab_size)) + aligned(4 * chunk);
     case BufferId::kArena: {
       // One layer's activations, each in its own bytes, plus the residual stream and head input.
       uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
                         3 * static_cast<uint64_t>(c.ffn_width);
-      uint64_t layer = 4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * ctx) +
-                       16 * kPlanAlignment;
+      uint64_t layer =
+          4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * ctx) + 16 * kPlanAlignment;
       return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * c.width);
     }
     case BufferId::kWeights:
@@ -283,8 +287,7 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
 }
 
 Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
-                      const PlanLimits& limits, uint32_t fusions, Plan* plan,
-                      ArenaReport* arena) {
+                      const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena) {
   build_count.fetch_add(1);
   STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));
   Builder builder(file, config, limits, plan);

@@ -7,7 +7,9 @@ uint64_t RowBytes(const TensorRegion& t) {
   return DTypeBytes(t.dtype, static_cast<uint64_t>(t.elements() / t.shape[0]));
 }
 
-uint64_t U(int64_t v) { return static_cast<uint64_t>(v); }
+uint64_t U(int64_t v) {
+  return static_cast<uint64_t>(v);
+}
 
 }  // namespace
 
@@ -52,7 +54,8 @@ StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_
         c.flops += 4 * U(rows * k);
       }
       if (l.acc_output >= 0) {
-        uint64_t acc_bytes = plan.tensors[op.outputs[l.acc_output]].bytes() / U(out.shape[0]) * U(rows);
+        uint64_t acc_bytes =
+            plan.tensors[op.outputs[l.acc_output]].bytes() / U(out.shape[0]) * U(rows);
         c.bytes_read += acc_bytes;
         c.bytes_written += acc_bytes;
       }

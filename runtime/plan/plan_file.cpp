@@ -96,8 +96,8 @@ void WriteOp(Writer* w, const Op& op) {
   w->F32(p.scale);
   w->U8(p.rows_from_step ? 1 : 0);
   w->U8(p.n_weights);
-  w->U8(static_cast<uint8_t>((p.norm_input ? 1 : 0) | (p.silu_mul ? 2 : 0) |
-                             (p.accumulate ? 4 : 0)));
+  w->U8(
+      static_cast<uint8_t>((p.norm_input ? 1 : 0) | (p.silu_mul ? 2 : 0) | (p.accumulate ? 4 : 0)));
 }
 
 void WritePlan(Writer* w, const Plan& plan, const ArenaReport& arena) {
@@ -221,9 +221,9 @@ Status SavePlanFile(const char* path, const PlanFileContents& c) {
   if (out == nullptr) {
     return Status::Error(StatusCode::kIoError, "cannot write %s: %s", temp, std::strerror(errno));
   }
-  bool written = std::fwrite(file.bytes().data(), 1, file.bytes().size(), out) ==
-                     file.bytes().size() &&
-                 std::fflush(out) == 0 && fsync(fileno(out)) == 0;
+  bool written =
+      std::fwrite(file.bytes().data(), 1, file.bytes().size(), out) == file.bytes().size() &&
+      std::fflush(out) == 0 && fsync(fileno(out)) == 0;
   written = std::fclose(out) == 0 && written;
   if (!written || std::rename(temp, path) != 0) {
     std::remove(temp);

@@ -1,41 +1,18 @@
 #include "runtime/plan/plan_report.h"
 
-#include <algorithm>
-#include <cstdarg>
 #include <cstdio>
 
+#include "platform/text_sink.h"
 #include "runtime/plan/plan_cost.h"
 
 namespace staticlm {
 namespace {
 
-// Appends to a fixed buffer, counting what did not fit so callers can size a second try.
-class Text {
- public:
-  Text(char* out, size_t capacity) : out_(out), capacity_(capacity) {
-    if (capacity_ > 0) out_[0] = '\0';
-  }
-  void Add(const char* format, ...) __attribute__((format(printf, 2, 3))) {
-    va_list args;
-    va_start(args, format);
-    char* dst = used_ < capacity_ ? out_ + used_ : nullptr;
-    size_t room = used_ < capacity_ ? capacity_ - used_ : 0;
-    int n = std::vsnprintf(dst, room, format, args);
-    va_end(args);
-    if (n > 0) used_ += static_cast<size_t>(n);
-  }
-  size_t needed() const { return used_ + 1; }
+unsigned long long U(uint64_t v) {
+  return static_cast<unsigned long long>(v);
+}
 
- private:
-  char* out_;
-  size_t capacity_;
-  size_t used_ = 0;
-};
-
-unsigned long long U(uint64_t v) { return static_cast<unsigned long long>(v); }
-
-
-void AddOpRow(const Plan& plan, size_t index, const Op& op, const StepCost& c, Text* text) {
+void AddOpRow(const Plan& plan, size_t index, const Op& op, const StepCost& c, TextSink* text) {
   const TensorRegion& out = plan.tensors[op.outputs[0]];
   text->Add("%5zu  %-10s %-22s ", index, OpKindName(op.kind), out.name);
   char inputs[96] = {0};
@@ -52,7 +29,7 @@ void AddOpRow(const Plan& plan, size_t index, const Op& op, const StepCost& c, T
 }  // namespace
 
 size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t capacity) {
-  Text text(out, capacity);
+  TextSink text(out, capacity);
   for (int p = 0; p < n_plans; ++p) {
     const ReportedPlan& r = plans[p];
     const Plan& plan = *r.plan;
@@ -67,10 +44,11 @@ size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t 
       total.Add(c);
       AddOpRow(plan, i, plan.ops[i], c, &text);
     }
-    text.Add("total per step (at position 0): %llu bytes read (%llu of weights, %llu of KV "
-             "cache), %llu written, %llu FLOPs\n",
-             U(total.bytes_read), U(total.weight_bytes), U(total.kv_cache_bytes),
-             U(total.bytes_written), U(total.flops));
+    text.Add(
+        "total per step (at position 0): %llu bytes read (%llu of weights, %llu of KV "
+        "cache), %llu written, %llu FLOPs\n",
+        U(total.bytes_read), U(total.weight_bytes), U(total.kv_cache_bytes), U(total.bytes_written),
+        U(total.flops));
     text.Add("arena: %llu bytes (lower bound %llu, %.3f x; no sharing %llu)\n\n",
              U(r.arena.arena_bytes), U(r.arena.lower_bound_bytes),
              r.arena.lower_bound_bytes
@@ -82,19 +60,20 @@ size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t 
 }
 
 size_t WritePlanJson(const ReportedPlan* plans, int n_plans, char* out, size_t capacity) {
-  Text text(out, capacity);
+  TextSink text(out, capacity);
   text.Add("{");
   for (int p = 0; p < n_plans; ++p) {
     const ReportedPlan& r = plans[p];
     StepCost c = EstimateStepCost(*r.plan, r.n_tokens, 0);
-    text.Add("%s\"%s\": {\"arena_bytes\": %llu, \"lower_bound_bytes\": %llu, "
-             "\"naive_bytes\": %llu, \"bytes_read_per_step\": %llu, "
-             "\"bytes_written_per_step\": %llu, \"weight_bytes_per_step\": %llu, "
-             "\"flops_per_step\": %llu, \"ops\": %zu, \"tensors\": %zu, "
-             "\"tokens_per_step\": %d}",
-             p ? ", " : "", r.name, U(r.arena.arena_bytes), U(r.arena.lower_bound_bytes),
-             U(r.arena.naive_bytes), U(c.bytes_read), U(c.bytes_written), U(c.weight_bytes),
-             U(c.flops), r.plan->ops.size(), r.plan->tensors.size(), r.n_tokens);
+    text.Add(
+        "%s\"%s\": {\"arena_bytes\": %llu, \"lower_bound_bytes\": %llu, "
+        "\"naive_bytes\": %llu, \"bytes_read_per_step\": %llu, "
+        "\"bytes_written_per_step\": %llu, \"weight_bytes_per_step\": %llu, "
+        "\"flops_per_step\": %llu, \"ops\": %zu, \"tensors\": %zu, "
+        "\"tokens_per_step\": %d}",
+        p ? ", " : "", r.name, U(r.arena.arena_bytes), U(r.arena.lower_bound_bytes),
+        U(r.arena.naive_bytes), U(c.bytes_read), U(c.bytes_written), U(c.weight_bytes), U(c.flops),
+        r.plan->ops.size(), r.plan->tensors.size(), r.n_tokens);
   }
   text.Add("}\n");
   return text.needed();

@@ -63,8 +63,7 @@ bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* ca
   });
 }
 
-bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases,
-                      std::string* error) {
+bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases, std::string* error) {
   return ForEachLine(path, error, [&](const std::string& keyword, std::istringstream& in) {
     if (keyword == "prompt") {
       cases->push_back({});
@@ -93,8 +92,7 @@ bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases,
   });
 }
 
-bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases,
-                      std::string* error) {
+bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, std::string* error) {
   return ForEachLine(path, error, [&](const std::string& keyword, std::istringstream& in) {
     if (keyword == "case") {
       GreedyCase c;

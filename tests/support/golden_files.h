@@ -36,9 +36,7 @@ struct GreedyCase {
 // Each returns false (with a message in *error) when the file is missing or malformed.
 bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* cases,
                          std::string* error);
-bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases,
-                      std::string* error);
-bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases,
-                      std::string* error);
+bool ReadLogitsGolden(const std::string& path, std::vector<LogitsCase>* cases, std::string* error);
+bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, std::string* error);
 
 }  // namespace staticlm::test

@@ -60,10 +60,22 @@ bool ParseKv(const char* text, staticlm_kv_type* out) {
 // Flags that take a value; returns false on a bad value.
 bool ParseValueFlag(const char* flag, const char* value, Options* o) {
   int64_t v = 0;
-  if (!std::strcmp(flag, "--model")) { o->model = value; return true; }
-  if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) { o->prompt = value; return true; }
-  if (!std::strcmp(flag, "--system")) { o->system = value; return true; }
-  if (!std::strcmp(flag, "--plan")) { o->limits.plan_path = value; return true; }
+  if (!std::strcmp(flag, "--model")) {
+    o->model = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) {
+    o->prompt = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--system")) {
+    o->system = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--plan")) {
+    o->limits.plan_path = value;
+    return true;
+  }
   if (!std::strcmp(flag, "--no-fuse")) {
     uint32_t pass = staticlm_fusion_pass(value);
     if (pass == 0) {
@@ -75,7 +87,10 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->limits.disabled_fusions |= pass;
     return true;
   }
-  if (!std::strcmp(flag, "-o") || !std::strcmp(flag, "--output")) { o->output = value; return true; }
+  if (!std::strcmp(flag, "-o") || !std::strcmp(flag, "--output")) {
+    o->output = value;
+    return true;
+  }
   if (!std::strcmp(flag, "--backend")) {
     if (std::strcmp(value, "cpu") != 0) {
       std::fprintf(stderr, "staticlm: backend '%s' is not in this build (it has: cpu)\n", value);
@@ -84,7 +99,8 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->backend = value;
     return true;
   }
-  if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n")) return ParseI32(flag, value, &o->max_tokens);
+  if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n"))
+    return ParseI32(flag, value, &o->max_tokens);
   if (!std::strcmp(flag, "--seed")) {
     if (!ParseInt(flag, value, 0, INT64_MAX, &v)) return false;
     o->seed = static_cast<uint64_t>(v);
@@ -93,22 +109,28 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
   if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, &o->limits.max_context);
   if (!std::strcmp(flag, "--batch")) return ParseI32(flag, value, &o->limits.max_batch);
   if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, &o->limits.prefill_chunk);
-  if (!std::strcmp(flag, "--max-prompt-bytes")) return ParseI32(flag, value, &o->limits.max_prompt_bytes);
-  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t")) return ParseI32(flag, value, &o->limits.threads);
+  if (!std::strcmp(flag, "--max-prompt-bytes"))
+    return ParseI32(flag, value, &o->limits.max_prompt_bytes);
+  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
+    return ParseI32(flag, value, &o->limits.threads);
   if (!std::strcmp(flag, "--kv")) return ParseKv(value, &o->limits.kv_type);
   if (!std::strcmp(flag, "--temperature")) return ParseFloat(flag, value, &o->sampler.temperature);
   if (!std::strcmp(flag, "--top-k")) return ParseI32(flag, value, &o->sampler.top_k);
   if (!std::strcmp(flag, "--top-p")) return ParseFloat(flag, value, &o->sampler.top_p);
   if (!std::strcmp(flag, "--min-p")) return ParseFloat(flag, value, &o->sampler.min_p);
-  if (!std::strcmp(flag, "--repeat-penalty")) return ParseFloat(flag, value, &o->sampler.repetition_penalty);
-  if (!std::strcmp(flag, "--repeat-window")) return ParseI32(flag, value, &o->sampler.repetition_window);
+  if (!std::strcmp(flag, "--repeat-penalty"))
+    return ParseFloat(flag, value, &o->sampler.repetition_penalty);
+  if (!std::strcmp(flag, "--repeat-window"))
+    return ParseI32(flag, value, &o->sampler.repetition_window);
   std::fprintf(stderr, "staticlm: unknown option '%s' (see staticlm help)\n", flag);
   return false;
 }
 
 }  // namespace
 
-const char* DefaultModelPath() { return STATICLM_DEFAULT_MODEL_PATH; }
+const char* DefaultModelPath() {
+  return STATICLM_DEFAULT_MODEL_PATH;
+}
 
 bool ParseOptions(int argc, char** argv, int first, Options* o) {
   staticlm_limits_default(&o->limits);
@@ -116,12 +138,30 @@ bool ParseOptions(int argc, char** argv, int first, Options* o) {
   o->model = DefaultModelPath();
   for (int i = first; i < argc; ++i) {
     const char* flag = argv[i];
-    if (!std::strcmp(flag, "--chat")) { o->chat_template = true; continue; }
-    if (!std::strcmp(flag, "--json")) { o->json = true; continue; }
-    if (!std::strcmp(flag, "--print")) { o->print = true; continue; }
-    if (!std::strcmp(flag, "--reference")) { o->limits.reference_kernels = 1; continue; }
-    if (!std::strcmp(flag, "--busy-wait")) { o->limits.busy_wait = 1; continue; }
-    if (!std::strcmp(flag, "--pin")) { o->limits.pin_threads = 1; continue; }
+    if (!std::strcmp(flag, "--chat")) {
+      o->chat_template = true;
+      continue;
+    }
+    if (!std::strcmp(flag, "--json")) {
+      o->json = true;
+      continue;
+    }
+    if (!std::strcmp(flag, "--print")) {
+      o->print = true;
+      continue;
+    }
+    if (!std::strcmp(flag, "--reference")) {
+      o->limits.reference_kernels = 1;
+      continue;
+    }
+    if (!std::strcmp(flag, "--busy-wait")) {
+      o->limits.busy_wait = 1;
+      continue;
+    }
+    if (!std::strcmp(flag, "--pin")) {
+      o->limits.pin_threads = 1;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
       return false;

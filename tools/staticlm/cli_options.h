@@ -13,8 +13,8 @@ struct Options {
   const char* system = nullptr;
   bool chat_template = false;  // --chat: wrap the prompt in the model's chat template
   bool json = false;
-  bool print = false;             // plan: print the op table
-  const char* output = nullptr;   // plan: -o FILE
+  bool print = false;            // plan: print the op table
+  const char* output = nullptr;  // plan: -o FILE
   const char* backend = "cpu";
   int32_t max_tokens = 128;
   uint64_t seed = 0;

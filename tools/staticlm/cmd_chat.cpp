@@ -27,11 +27,6 @@ struct ChatBuffers {
   size_t capacity = 0;
 };
 
-void StreamToStdout(void*, const char* text, size_t bytes) {
-  std::fwrite(text, 1, bytes, stdout);
-  std::fflush(stdout);
-}
-
 // Renders one user turn: the whole conversation start on the first turn, a continuation after.
 staticlm_status RenderTurn(staticlm_context* ctx, const Options& o, const char* user,
                            ChatBuffers* b, size_t* n) {
@@ -47,8 +42,7 @@ staticlm_status RenderTurn(staticlm_context* ctx, const Options& o, const char* 
   }
   size_t rendered = 0;
   staticlm_status s = staticlm_format_chat(ctx, messages, count, 1, first ? 0 : 1,
-                                           b->text.get() + prefix, b->capacity - prefix,
-                                           &rendered);
+                                           b->text.get() + prefix, b->capacity - prefix, &rendered);
   *n = prefix + rendered;
   return s;
 }
@@ -70,7 +64,7 @@ void RunTurn(staticlm_context* ctx, const Options& o, ChatBuffers* b, int turn) 
   GenerationStats st;
   if (s == STATICLM_OK) {
     s = Generate(ctx, b->tokens.get(), n_tokens, o.sampler, o.max_tokens, b->generated.get(),
-                 TextOutput{StreamToStdout, nullptr}, &st);
+                 StdoutOutput(), &st);
   }
   std::fputs("\n", stdout);
   std::fflush(stdout);
@@ -94,12 +88,8 @@ void RunTurn(staticlm_context* ctx, const Options& o, ChatBuffers* b, int turn) 
 int ChatCommand(int argc, char** argv) {
   Options o;
   if (!ParseOptions(argc, argv, 2, &o)) return 2;
-  staticlm_context* ctx = nullptr;
-  char error[256];
-  if (staticlm_create(o.model, &o.limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    std::fprintf(stderr, "staticlm: %s\n", error);
-    return 1;
-  }
+  staticlm_context* ctx = CreateContextOrReport(o.model, o.limits);
+  if (ctx == nullptr) return 1;
   ChatBuffers b;
   b.capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
   b.line.reset(new char[b.capacity]);

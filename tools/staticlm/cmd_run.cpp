@@ -27,11 +27,6 @@ struct RunBuffers {
   bool error_reported = false;  // the CLI printed its own message for the failure
 };
 
-void StreamToStdout(void*, const char* text, size_t bytes) {
-  std::fwrite(text, 1, bytes, stdout);
-  std::fflush(stdout);
-}
-
 void CollectText(void* user, const char* text, size_t bytes) {
   auto* b = static_cast<RunBuffers*>(user);
   size_t room = b->text_capacity - b->text_bytes;
@@ -58,8 +53,8 @@ staticlm_status PromptText(staticlm_context* ctx, const Options& o, RunBuffers* 
   size_t count = 0;
   if (o.system != nullptr) messages[count++] = {"system", o.system};
   messages[count++] = {"user", prompt};
-  return staticlm_format_chat(ctx, messages, count, 1, 0, b->prompt_text.get(),
-                              b->prompt_capacity, n);
+  return staticlm_format_chat(ctx, messages, count, 1, 0, b->prompt_text.get(), b->prompt_capacity,
+                              n);
 }
 
 void PrintFigures(const GenerationStats& st, const staticlm_memory& memory, long long heap) {
@@ -68,9 +63,8 @@ void PrintFigures(const GenerationStats& st, const staticlm_memory& memory, long
   std::fprintf(stderr,
                "\n[staticlm] prompt_tokens=%zu generated_tokens=%zu prefill=%.1f tok/s "
                "decode=%.1f tok/s peak_rss=%.1f MiB planned=%.1f MiB heap_allocs_after_init=%s",
-               st.prompt_tokens, st.generated_tokens, prefill, decode,
-               PeakRssBytes() / 1048576.0, memory.total_bytes / 1048576.0,
-               heap < 0 ? "unavailable" : "");
+               st.prompt_tokens, st.generated_tokens, prefill, decode, PeakRssBytes() / 1048576.0,
+               memory.total_bytes / 1048576.0, heap < 0 ? "unavailable" : "");
   if (heap >= 0) std::fprintf(stderr, "%lld", heap);
   std::fprintf(stderr, "\n");
 }
@@ -103,12 +97,8 @@ void PrintJson(const GenerationStats& st, const staticlm_memory& memory, long lo
 int RunCommand(int argc, char** argv) {
   Options o;
   if (!ParseOptions(argc, argv, 2, &o)) return 2;
-  staticlm_context* ctx = nullptr;
-  char error[256];
-  if (staticlm_create(o.model, &o.limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    std::fprintf(stderr, "staticlm: %s\n", error);
-    return 1;
-  }
+  staticlm_context* ctx = CreateContextOrReport(o.model, o.limits);
+  if (ctx == nullptr) return 1;
   RunBuffers b;
   b.prompt_capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
   b.prompt_text.reset(new char[b.prompt_capacity]);
@@ -140,12 +130,13 @@ int RunCommand(int argc, char** argv) {
     s = STATICLM_CONTEXT_FULL;
   }
   if (s == STATICLM_OK) {
-    TextOutput out = o.json ? TextOutput{CollectText, &b} : TextOutput{StreamToStdout, nullptr};
-    s = Generate(ctx, b.prompt_tokens.get(), n_prompt, o.sampler, o.max_tokens,
-                 b.generated.get(), out, &stats);
+    TextOutput out = o.json ? TextOutput{CollectText, &b} : StdoutOutput();
+    s = Generate(ctx, b.prompt_tokens.get(), n_prompt, o.sampler, o.max_tokens, b.generated.get(),
+                 out, &stats);
   }
   alloc_counter::Stop();
-  long long heap = alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;
+  long long heap =
+      alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;
 
   int exit_code = 0;
   if (s != STATICLM_OK) {

@@ -1,8 +1,32 @@
 #include "tools/staticlm/generation.h"
 
+#include <cstdio>
+
 #include "platform/clock.h"
 
 namespace staticlm::cli {
+namespace {
+
+void WriteStdout(void*, const char* text, size_t bytes) {
+  std::fwrite(text, 1, bytes, stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+TextOutput StdoutOutput() {
+  return TextOutput{WriteStdout, nullptr};
+}
+
+staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits& limits) {
+  staticlm_context* ctx = nullptr;
+  char error[256];
+  if (staticlm_create(model, &limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return nullptr;
+  }
+  return ctx;
+}
 
 staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
                          const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,

@@ -16,6 +16,13 @@ struct TextOutput {
   void* user;
 };
 
+// A TextOutput that writes to stdout and flushes, so text streams as it is generated.
+TextOutput StdoutOutput();
+
+// Init: creates the context the options describe, or prints one line `staticlm: …` and
+// returns null.
+staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits& limits);
+
 struct GenerationStats {
   size_t prompt_tokens = 0;
   size_t generated_tokens = 0;

@@ -7,11 +7,21 @@ void WriteJsonString(FILE* out, const char* text, size_t bytes) {
   for (size_t i = 0; i < bytes; ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     switch (c) {
-      case '"': std::fputs("\\\"", out); break;
-      case '\\': std::fputs("\\\\", out); break;
-      case '\n': std::fputs("\\n", out); break;
-      case '\r': std::fputs("\\r", out); break;
-      case '\t': std::fputs("\\t", out); break;
+      case '"':
+        std::fputs("\\\"", out);
+        break;
+      case '\\':
+        std::fputs("\\\\", out);
+        break;
+      case '\n':
+        std::fputs("\\n", out);
+        break;
+      case '\r':
+        std::fputs("\\r", out);
+        break;
+      case '\t':
+        std::fputs("\\t", out);
+        break;
       default:
         if (c < 0x20) {
           std::fprintf(out, "\\u%04x", c);
