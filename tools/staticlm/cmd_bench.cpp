@@ -113,10 +113,10 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
   staticlm_step_cost cost;
   for (int32_t d : o.depths) {
     staticlm_step_cost_get(ctx, 1, d, &cost);
-    facts->bytes_per_step.push_back(cost.total_bytes);
+    facts->bytes_per_step.push_back(cost.bytes_read);
   }
   staticlm_step_cost_get(ctx, 1, 0, &cost);
-  facts->bytes_per_step_depth0 = cost.total_bytes;
+  facts->bytes_per_step_depth0 = cost.bytes_read;
   staticlm_memory memory;
   staticlm_get_memory(ctx, &memory);
   facts->planned_bytes = memory.total_bytes;
