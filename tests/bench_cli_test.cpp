@@ -1,8 +1,6 @@
 // `staticlm bench` end to end on the real model with tiny settings: the JSON report has every
 // documented key with sane values, no heap use after init, the SVG has a line per depth, and
 // bad input fails with one clean line.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,30 +10,16 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/cli_runner.h"
+#include "tests/support/temp_path.h"
+
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  bool signaled = false;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunCli(const std::string& args) {
-  std::string command = "timeout 120 " STATICLM_CLI " " + args + " 2>&1 </dev/null";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
-  int status = pclose(pipe);
-  r.signaled = WIFSIGNALED(status);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = staticlm::test::CliResult;
+using staticlm::test::RunCli;
 
 std::string TempPath(const std::string& name) {
-  return ::testing::TempDir() + "staticlm_bench_" + name;
+  return staticlm::test::TempPath("bench_" + name);
 }
 
 std::string ReadFile(const std::string& path) {

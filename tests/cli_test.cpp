@@ -1,7 +1,5 @@
 // The staticlm command on bad input: every case exits non-zero with one clear line on stderr,
 // never a crash, hang or abort. And on good input, `run --json` reports no heap use after init.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -10,30 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/cli_runner.h"
 #include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  bool signaled = false;
-  std::string output;  // stdout and stderr together
-};
-
-Result RunCli(const std::string& args) {
-  std::string command = "timeout 120 " STATICLM_CLI " " + args + " 2>&1 </dev/null";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.output.append(buffer, n);
-  int status = pclose(pipe);
-  r.signaled = WIFSIGNALED(status);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = staticlm::test::CliResult;
+using staticlm::test::RunCli;
 
 std::string TempPath(const std::string& name) {
   return staticlm::test::TempPath("cli_" + name);
@@ -205,16 +187,11 @@ namespace {
 
 // `chat` keeps the cache between turns: the second turn prefills only its own tokens.
 TEST(CliTest, ChatKeepsTheCacheBetweenTurns) {
-  std::string command =
+  staticlm::test::CliResult r = staticlm::test::RunShell(
       "printf 'Hello!\\nWhat is 2+2?\\n/reset\\nHi again\\n' | timeout 300 " STATICLM_CLI
-      " chat --max-tokens 8 --temperature 0 --ctx 512 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  ASSERT_EQ(pclose(pipe), 0) << out;
+      " chat --max-tokens 8 --temperature 0 --ctx 512");
+  const std::string& out = r.output;
+  ASSERT_EQ(r.exit_code, 0) << out;
   int prefilled[3] = {0, 0, 0}, position[3] = {0, 0, 0};
   for (int turn = 1; turn <= 3; ++turn) {
     std::string key = "turn " + std::to_string(turn) + ": prefilled ";
