@@ -6,32 +6,13 @@
 #include <cstring>
 
 #include "tools/staticlm/cli_options.h"
+#include "tools/staticlm/flag_values.h"
 
 namespace staticlm::cli {
 namespace {
 
 constexpr int64_t kMaxTokens = int64_t{1} << 24;
 constexpr size_t kMaxDepths = 32;
-
-bool ParseInt(const char* flag, const char* text, int64_t min, int64_t max, int64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
-    std::fprintf(stderr, "staticlm: %s expects an integer in [%lld, %lld], got '%s'\n", flag,
-                 static_cast<long long>(min), static_cast<long long>(max), text);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-bool ParseI32(const char* flag, const char* text, int64_t min, int64_t max, int32_t* out) {
-  int64_t v = 0;
-  if (!ParseInt(flag, text, min, max, &v)) return false;
-  *out = static_cast<int32_t>(v);
-  return true;
-}
 
 // "0,512,2048": distinct non-negative integers.
 bool ParseDepths(const char* text, std::vector<int32_t>* depths) {
@@ -64,18 +45,6 @@ bool ParseDepths(const char* text, std::vector<int32_t>* depths) {
     if (comma == nullptr) return true;
     p = comma + 1;
   }
-}
-
-bool ParseKv(const char* text, staticlm_kv_type* out) {
-  if (!std::strcmp(text, "f16")) {
-    *out = STATICLM_KV_F16;
-  } else if (!std::strcmp(text, "f32")) {
-    *out = STATICLM_KV_F32;
-  } else {
-    std::fprintf(stderr, "staticlm: --kv expects f16 or f32, got '%s'\n", text);
-    return false;
-  }
-  return true;
 }
 
 // Flags that take a value; returns false on an unknown flag or a bad value.

@@ -1,10 +1,9 @@
 #include "tools/staticlm/cli_options.h"
 
-#include <cerrno>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+
+#include "tools/staticlm/flag_values.h"
 
 #ifndef STATICLM_DEFAULT_MODEL_PATH
 #define STATICLM_DEFAULT_MODEL_PATH "models/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -13,48 +12,9 @@
 namespace staticlm::cli {
 namespace {
 
-bool ParseInt(const char* flag, const char* text, int64_t min, int64_t max, int64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < min || v > max) {
-    std::fprintf(stderr, "staticlm: %s expects an integer in [%lld, %lld], got '%s'\n", flag,
-                 static_cast<long long>(min), static_cast<long long>(max), text);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-bool ParseFloat(const char* flag, const char* text, float* out) {
-  char* end = nullptr;
-  errno = 0;
-  float v = std::strtof(text, &end);
-  if (errno != 0 || end == text || *end != '\0' || !std::isfinite(v)) {
-    std::fprintf(stderr, "staticlm: %s expects a number, got '%s'\n", flag, text);
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
-bool ParseI32(const char* flag, const char* text, int32_t* out) {
-  int64_t v = 0;
-  if (!ParseInt(flag, text, -2147483647LL, 2147483647LL, &v)) return false;
-  *out = static_cast<int32_t>(v);
-  return true;
-}
-
-bool ParseKv(const char* text, staticlm_kv_type* out) {
-  if (std::strcmp(text, "f16") == 0) {
-    *out = STATICLM_KV_F16;
-  } else if (std::strcmp(text, "f32") == 0) {
-    *out = STATICLM_KV_F32;
-  } else {
-    std::fprintf(stderr, "staticlm: --kv expects f16 or f32, got '%s'\n", text);
-    return false;
-  }
-  return true;
+// Any int32 value; the command checks ranges that matter (limits, token counts) itself.
+bool ParseAnyI32(const char* flag, const char* text, int32_t* out) {
+  return ParseI32(flag, text, -2147483647LL, 2147483647LL, out);
 }
 
 // Flags that take a value; returns false on a bad value.
@@ -100,28 +60,28 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     return true;
   }
   if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n"))
-    return ParseI32(flag, value, &o->max_tokens);
+    return ParseAnyI32(flag, value, &o->max_tokens);
   if (!std::strcmp(flag, "--seed")) {
     if (!ParseInt(flag, value, 0, INT64_MAX, &v)) return false;
     o->seed = static_cast<uint64_t>(v);
     return true;
   }
-  if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, &o->limits.max_context);
-  if (!std::strcmp(flag, "--batch")) return ParseI32(flag, value, &o->limits.max_batch);
-  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, &o->limits.prefill_chunk);
+  if (!std::strcmp(flag, "--ctx")) return ParseAnyI32(flag, value, &o->limits.max_context);
+  if (!std::strcmp(flag, "--batch")) return ParseAnyI32(flag, value, &o->limits.max_batch);
+  if (!std::strcmp(flag, "--chunk")) return ParseAnyI32(flag, value, &o->limits.prefill_chunk);
   if (!std::strcmp(flag, "--max-prompt-bytes"))
-    return ParseI32(flag, value, &o->limits.max_prompt_bytes);
+    return ParseAnyI32(flag, value, &o->limits.max_prompt_bytes);
   if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
-    return ParseI32(flag, value, &o->limits.threads);
+    return ParseAnyI32(flag, value, &o->limits.threads);
   if (!std::strcmp(flag, "--kv")) return ParseKv(value, &o->limits.kv_type);
   if (!std::strcmp(flag, "--temperature")) return ParseFloat(flag, value, &o->sampler.temperature);
-  if (!std::strcmp(flag, "--top-k")) return ParseI32(flag, value, &o->sampler.top_k);
+  if (!std::strcmp(flag, "--top-k")) return ParseAnyI32(flag, value, &o->sampler.top_k);
   if (!std::strcmp(flag, "--top-p")) return ParseFloat(flag, value, &o->sampler.top_p);
   if (!std::strcmp(flag, "--min-p")) return ParseFloat(flag, value, &o->sampler.min_p);
   if (!std::strcmp(flag, "--repeat-penalty"))
     return ParseFloat(flag, value, &o->sampler.repetition_penalty);
   if (!std::strcmp(flag, "--repeat-window"))
-    return ParseI32(flag, value, &o->sampler.repetition_window);
+    return ParseAnyI32(flag, value, &o->sampler.repetition_window);
   std::fprintf(stderr, "staticlm: unknown option '%s' (see staticlm help)\n", flag);
   return false;
 }
