@@ -76,6 +76,10 @@ bool ParseValueFlag(const char* flag, const char* value, BenchOptions* o) {
     return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
   }
   if (!std::strcmp(flag, "--kv")) return ParseKv(value, &l.kv_type);
+  if (!std::strcmp(flag, "--plan")) {  // load plans (made by staticlm plan -o): measures startup
+    l.plan_path = value;
+    return true;
+  }
   if (!std::strcmp(flag, "--probe-mib")) return ParseInt(flag, value, 0, 1 << 16, &o->probe_mib);
   if (!std::strcmp(flag, "--ctx")) {
     o->ctx_given = true;
