@@ -9,8 +9,22 @@ import socket
 import subprocess
 
 
+# (vendor, family, model) -> microarchitecture, for the file label; /proc/cpuinfo's model name
+# is often a generic "Intel(R) Xeon(R) Processor" inside virtual machines.
+_UARCH = {
+    ("GenuineIntel", 6, 85): "skylake-sp",  # also Cascade/Cooper Lake (told apart by stepping)
+    ("GenuineIntel", 6, 106): "icelake-sp",
+    ("GenuineIntel", 6, 143): "sapphirerapids",
+    ("GenuineIntel", 6, 207): "emeraldrapids",
+    ("GenuineIntel", 6, 173): "graniterapids",
+    ("GenuineIntel", 6, 151): "alderlake",
+    ("GenuineIntel", 6, 183): "raptorlake",
+}
+_AMD_FAMILY = {23: "zen2", 25: "zen3-4", 26: "zen5"}
+
+
 def _cpuinfo():
-    model, flags = None, ""
+    model, flags, ident = None, "", {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -20,11 +34,21 @@ def _cpuinfo():
                     model = value.strip()
                 elif key == "flags" and not flags:
                     flags = value
+                elif key in ("vendor_id", "cpu family", "model") and key not in ident:
+                    ident[key] = value.strip()
     except OSError:
         pass
+    try:
+        vendor, family, number = ident["vendor_id"], int(ident["cpu family"]), int(ident["model"])
+        uarch = _UARCH.get((vendor, family, number)) or (
+            _AMD_FAMILY.get(family) if vendor == "AuthenticAMD" else None)
+        model = "%s (family %d, model %d%s)" % (model, family, number,
+                                                ", " + uarch if uarch else "")
+    except (KeyError, ValueError):
+        uarch = None
     simd = [f for f in ("avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
                         "avx_vnni", "amx_tile") if f in flags.split()]
-    return model or platform.processor() or "unknown", simd
+    return model or platform.processor() or "unknown", simd, uarch
 
 
 def _mem_total_bytes():
@@ -57,13 +81,14 @@ def _version(package):
 
 
 def git_commit(repo):
-    """Short commit of the working tree, with '-dirty' when it has uncommitted changes."""
+    """Short commit of the working tree, '-dirty' when sources outside bench/ have changes."""
     def git(*args):
         return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True,
                               check=False, timeout=30).stdout.strip()
     try:
         commit = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        # bench/ holds this script and its results, not anything the staticlm binary is built from.
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench")
     except (OSError, subprocess.TimeoutExpired):
         return None
     return (commit + "-dirty" if dirty else commit) if commit else None
@@ -79,14 +104,33 @@ def llama_cpp_system_info():
         return None
 
 
+def binary_built(path):
+    """Modification time of the staticlm CLI: says whether it predates the recorded commit."""
+    try:
+        return datetime.datetime.fromtimestamp(os.path.getmtime(path)).isoformat(
+            timespec="seconds")
+    except OSError:
+        return None
+
+
+def commit_time(repo):
+    try:
+        return subprocess.run(["git", "-C", repo, "log", "-1", "--format=%cI"],
+                              capture_output=True, text=True, check=False,
+                              timeout=30).stdout.strip() or None
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
 def describe(repo, threads):
     """One JSON-ready dict describing this machine and the software under comparison."""
-    cpu, simd = _cpuinfo()
+    cpu, simd, uarch = _cpuinfo()
     return {
         "date": datetime.date.today().isoformat(),
         "hostname": socket.gethostname(),
         "cpu": cpu,
         "cpu_simd_flags": simd,
+        "cpu_uarch": uarch,
         "cores": os.cpu_count(),
         "memory_bytes": _mem_total_bytes(),
         "os": _os_name(),
@@ -98,10 +142,13 @@ def describe(repo, threads):
                                               "numpy", "gguf", "tokenizers")},
         "llama_cpp_system_info": llama_cpp_system_info(),
         "staticlm_commit": git_commit(repo),
+        "staticlm_commit_time": commit_time(repo),
     }
 
 
 def short_name(machine):
-    """A file-name-safe label: host name and core count, e.g. 'vm-2c'."""
-    host = re.sub(r"[^a-z0-9]+", "-", machine["hostname"].lower()).strip("-") or "machine"
-    return f"{host[:24]}-{machine['cores']}c"
+    """A file-name-safe label: microarchitecture (else host name) and cores, e.g.
+    'sapphirerapids-2c'."""
+    label = machine.get("cpu_uarch") or machine["hostname"]
+    label = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-") or "machine"
+    return f"{label[:24]}-{machine['cores']}c"

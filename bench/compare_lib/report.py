@@ -33,7 +33,10 @@ def table(figures, peer_name):
                  *_side(f["peer_summary"], f["unit"]), _ratio(f["ratio"], "median"),
                  _ratio(f["ratio"], "best")]
         lines.append("| " + " | ".join(cells) + " |")
-    notes = [f["note"] for f in figures if f.get("note")]
+    notes = []
+    for f in figures:
+        if f.get("note") and f["note"] not in notes:
+            notes.append(f["note"])
     return "\n".join(lines + [""] + ["* " + n for n in notes])
 
 
@@ -71,10 +74,11 @@ def markdown(result):
     m = result["machine"]
     out = ["# staticlm vs peers — %s, %s" % (m["date"], result["machine_name"]), "",
            "Command: `%s`" % result["command"], "",
-           "Machine: %s, %d cores (%s), %.1f GiB, %s, kernel %s; staticlm %s; "
-           "llama-cpp-python %s; torch %s; transformers %s." % (
+           "Machine: %s, %d cores (%s), %.1f GiB, %s, kernel %s; staticlm %s (`%s` built "
+           "%s); llama-cpp-python %s; torch %s; transformers %s." % (
                m["cpu"], m["cores"], " ".join(m["cpu_simd_flags"]),
                (m["memory_bytes"] or 0) / 2**30, m["os"], m["kernel"], m["staticlm_commit"],
+               m.get("staticlm_binary"), m.get("staticlm_binary_built"),
                m["versions"]["llama_cpp_python"], m["versions"]["torch"],
                m["versions"]["transformers"]), "",
            "Model: `%s`, %d threads on every side. Ratios are staticlm / peer: above 1 is "
