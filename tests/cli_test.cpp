@@ -15,6 +15,7 @@
 namespace {
 
 using Result = staticlm::test::CliResult;
+using staticlm::test::ExpectCleanFailure;
 using staticlm::test::RunCli;
 
 std::string TempPath(const std::string& name) {
@@ -30,19 +31,6 @@ std::vector<uint8_t> TinyModelBytes() {
   staticlm::test::GgufWriter writer;
   EXPECT_TRUE(staticlm::test::BuildTinyLlama({}, &writer).ok());
   return writer.Serialize();
-}
-
-// A failure: non-zero exit (not a signal, not timeout's 124) and exactly one line of output
-// that starts with "staticlm:" and contains `expected`.
-void ExpectCleanFailure(const std::string& args, const std::string& expected) {
-  Result r = RunCli(args);
-  EXPECT_FALSE(r.signaled) << args;
-  EXPECT_NE(r.exit_code, 0) << args;
-  EXPECT_NE(r.exit_code, 124) << args << ": timed out";
-  EXPECT_EQ(r.output.rfind("staticlm: ", 0), 0u) << args << "\n" << r.output;
-  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
-  EXPECT_NE(r.output.find(expected), std::string::npos)
-      << args << ": expected '" << expected << "' in: " << r.output;
 }
 
 TEST(CliTest, MissingModel) {

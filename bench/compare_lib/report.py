@@ -40,7 +40,7 @@ def table(figures, peer_name):
     return "\n".join(lines + [""] + ["* " + n for n in notes])
 
 
-def noise_note(figures, timeline, peer_name, extra=None):
+def noise_note(figures, timeline, peer_name, threads, extra=None):
     """How noisy the samples were, in words: spreads against medians, load during the run."""
     spreads = {"staticlm": [], "peer": []}
     disagree = []
@@ -61,7 +61,8 @@ def noise_note(figures, timeline, peer_name, extra=None):
                 label, min(v for v, _ in values), worst[0], worst[1]))
     loads = [t["load_1m"] for t in timeline]
     if loads:
-        parts.append("1-minute load average during the run %.1f–%.1f" % (min(loads), max(loads)))
+        parts.append("1-minute load average during the run %.1f–%.1f (this run's own %d "
+                     "threads count towards it)" % (min(loads), max(loads), threads))
     if disagree:
         parts.append("ratio of medians vs ratio of bests differ by up to %.0f%%" % max(disagree))
     if extra:
@@ -89,13 +90,13 @@ def markdown(result):
     if part:
         out += ["## staticlm vs llama.cpp (llama-cpp-python)", "",
                 table(part["figures"], "llama.cpp"), "", part["description"], "",
-                noise_note(part["figures"], part["timeline"], "llama.cpp",
+                noise_note(part["figures"], part["timeline"], "llama.cpp", m["threads"],
                            part.get("noise_extra")), ""]
     part = result.get("transformers")
     if part:
         out += ["## staticlm vs transformers (torch, CPU, float32)", "",
                 table(part["figures"], "transformers"), "", part["description"], "",
-                noise_note(part["figures"], part["timeline"], "transformers"), ""]
+                noise_note(part["figures"], part["timeline"], "transformers", m["threads"]), ""]
     for skipped in result.get("skipped", []):
         out += ["(%s: skipped)" % skipped, ""]
     return "\n".join(out)

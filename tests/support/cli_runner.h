@@ -4,8 +4,11 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace staticlm::test {
 
@@ -32,6 +35,19 @@ inline CliResult RunShell(const std::string& command) {
 // `staticlm ARGS` with no input and a 120 s limit (timeout's exit status is 124).
 inline CliResult RunCli(const std::string& args) {
   return RunShell("timeout 120 " STATICLM_CLI " " + args + " </dev/null");
+}
+
+// A failure: non-zero exit (not a signal, not timeout's 124) and exactly one line of output
+// that starts with "staticlm:" and contains `expected`.
+inline void ExpectCleanFailure(const std::string& args, const std::string& expected) {
+  CliResult r = RunCli(args);
+  EXPECT_FALSE(r.signaled) << args;
+  EXPECT_NE(r.exit_code, 0) << args;
+  EXPECT_NE(r.exit_code, 124) << args << ": timed out";
+  EXPECT_EQ(r.output.rfind("staticlm: ", 0), 0u) << args << "\n" << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos)
+      << args << ": expected '" << expected << "' in: " << r.output;
 }
 
 }  // namespace staticlm::test
