@@ -96,18 +96,7 @@ bool ParseBenchOptions(int argc, char** argv, int first, BenchOptions* o) {
   o->model = DefaultModelPath();
   for (int i = first; i < argc; ++i) {
     const char* flag = argv[i];
-    if (!std::strcmp(flag, "--reference")) {
-      o->limits.reference_kernels = 1;
-      continue;
-    }
-    if (!std::strcmp(flag, "--busy-wait")) {
-      o->limits.busy_wait = 1;
-      continue;
-    }
-    if (!std::strcmp(flag, "--pin")) {
-      o->limits.pin_threads = 1;
-      continue;
-    }
+    if (ParseRunSwitch(flag, &o->limits)) continue;
     if (std::strncmp(flag, "-", 1) != 0) {
       std::fprintf(stderr, "staticlm: unexpected argument '%s' (see staticlm help)\n", flag);
       return false;

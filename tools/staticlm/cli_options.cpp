@@ -110,18 +110,7 @@ bool ParseOptions(int argc, char** argv, int first, Options* o) {
       o->print = true;
       continue;
     }
-    if (!std::strcmp(flag, "--reference")) {
-      o->limits.reference_kernels = 1;
-      continue;
-    }
-    if (!std::strcmp(flag, "--busy-wait")) {
-      o->limits.busy_wait = 1;
-      continue;
-    }
-    if (!std::strcmp(flag, "--pin")) {
-      o->limits.pin_threads = 1;
-      continue;
-    }
+    if (ParseRunSwitch(flag, &o->limits)) continue;
     if (i + 1 >= argc) {
       std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
       return false;

@@ -52,4 +52,17 @@ bool ParseKv(const char* text, staticlm_kv_type* out) {
   return true;
 }
 
+bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
+  if (std::strcmp(flag, "--reference") == 0) {
+    limits->reference_kernels = 1;
+  } else if (std::strcmp(flag, "--busy-wait") == 0) {
+    limits->busy_wait = 1;
+  } else if (std::strcmp(flag, "--pin") == 0) {
+    limits->pin_threads = 1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace staticlm::cli
