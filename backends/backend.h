@@ -24,6 +24,7 @@ struct BackendOptions {
   // The kernel choice to use instead of choosing by CPU features (from a plan file), e.g.
   // "avx512"; empty: choose. A choice this machine cannot run fails Prepare.
   char kernels[32] = {0};
+  int device = 0;  // Vulkan: the physical device index
 };
 
 class Backend {
@@ -38,7 +39,19 @@ class Backend {
   virtual Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) = 0;
   // Run phase: walks plan `plan_index` once for one step. Never allocates, blocks on I/O or
   // creates threads; errors carry static messages.
+  // The io buffer is the host's: Execute reads the step's inputs (token ids) from the bound
+  // host io memory and, when it returns, the outputs (logits) are there. The KV cache and the
+  // arena may live in the backend's own memory (a device); the host reaches the cache only
+  // through ReadBuffer / WriteBuffer.
   virtual Status Execute(int plan_index, const StepParams& step) = 0;
+  // Run phase: copy `bytes` at `offset` of buffer `id` (kKvCache or kIo) to or from host
+  // memory, e.g. to snapshot or restore the cache. Bounds are checked; no allocation.
+  virtual Status ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) = 0;
+  virtual Status WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) = 0;
+  // Run phase: copy `bytes` within buffer `id` from `src_offset` to `dst_offset` (the regions
+  // do not overlap), without passing through the host.
+  virtual Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
+                                  uint64_t bytes) = 0;
   // Seconds spent waiting on other threads since the last reset; 0 for single-threaded ones.
   virtual double sync_seconds() const { return 0.0; }
   virtual void ResetSyncSeconds() {}

@@ -111,6 +111,7 @@ Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
 
 Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) {
   plans_.clear();
+  buffers_ = buffers;
   for (int i = 0; i < n_plans; ++i) {
     STATICLM_RETURN_IF_ERROR(ValidatePlan(*plans[i], buffers));
     BoundPlan b;
@@ -261,6 +262,38 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       return;
     }
   }
+}
+
+uint8_t* CpuBackend::HostRange(BufferId id, uint64_t offset, uint64_t bytes) const {
+  if (id != BufferId::kKvCache && id != BufferId::kIo && id != BufferId::kArena) return nullptr;
+  uint64_t size = buffers_.bytes[static_cast<int>(id)];
+  if (offset > size || bytes > size - offset) return nullptr;
+  return buffers_.data[static_cast<int>(id)] + offset;
+}
+
+Status CpuBackend::ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) {
+  const uint8_t* src = HostRange(id, offset, bytes);
+  if (src == nullptr) return Status::Error(StatusCode::kInvalidArgument, "read out of bounds");
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
+Status CpuBackend::WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) {
+  uint8_t* dst = HostRange(id, offset, bytes);
+  if (dst == nullptr) return Status::Error(StatusCode::kInvalidArgument, "write out of bounds");
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
+Status CpuBackend::CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
+                                    uint64_t bytes) {
+  uint8_t* src = HostRange(id, src_offset, bytes);
+  uint8_t* dst = HostRange(id, dst_offset, bytes);
+  if (src == nullptr || dst == nullptr) {
+    return Status::Error(StatusCode::kInvalidArgument, "copy out of bounds");
+  }
+  if (bytes != 0) std::memmove(dst, src, bytes);
+  return Status::Ok();
 }
 
 }  // namespace staticlm::cpu

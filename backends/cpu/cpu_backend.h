@@ -23,6 +23,10 @@ class CpuBackend final : public Backend {
   const char* description() const override { return description_; }
   Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) override;
   Status Execute(int plan_index, const StepParams& step) override;
+  Status ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) override;
+  Status WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) override;
+  Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
+                          uint64_t bytes) override;
 
   double sync_seconds() const override { return pool_.wait_seconds(); }
   void ResetSyncSeconds() override { pool_.ResetWaitSeconds(); }
@@ -39,7 +43,12 @@ class CpuBackend final : public Backend {
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
 
+  // The host memory of `id` at [offset, offset + bytes), or nullptr when out of bounds or not
+  // host-writable (the weights).
+  uint8_t* HostRange(BufferId id, uint64_t offset, uint64_t bytes) const;
+
   BackendOptions options_;
+  BufferBinding buffers_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
   AttentionFn attention_ = nullptr;

@@ -33,7 +33,14 @@ typedef enum staticlm_status {
   STATICLM_INTERNAL = 8
 } staticlm_status;
 
-typedef enum staticlm_kv_type { STATICLM_KV_F16 = 0, STATICLM_KV_F32 = 1 } staticlm_kv_type;
+/* Element type of the KV cache. Q8: int8 with a scale per token and head. Q4: 4-bit in the
+ * manner of KIVI (keys per channel, values per token), the most recent tokens in full precision. */
+typedef enum staticlm_kv_type {
+  STATICLM_KV_F16 = 0,
+  STATICLM_KV_F32 = 1,
+  STATICLM_KV_Q8 = 2,
+  STATICLM_KV_Q4 = 3
+} staticlm_kv_type;
 
 /* The limits a context is built for: the only source of sizes. */
 typedef struct staticlm_limits {
@@ -53,6 +60,15 @@ typedef struct staticlm_limits {
   /* Fusion passes not to apply when building plans (all are applied by default): a mask of
    * staticlm_fusion_pass() values. Fused and unfused plans give the same logits. */
   uint32_t disabled_fusions;
+  /* The backend: "cpu", "vulkan" or "auto" (Vulkan when a device works, else the CPU, saying
+   * why in staticlm_backend_note); NULL means "cpu". Borrowed for the call. */
+  const char* backend;
+  int32_t device; /* Vulkan: the device index (staticlm_list_devices); 0 = the first */
+  /* Cache policy. window > 0: a sliding window of that many positions (a ring buffer), so
+   * generation goes on past max_context with constant memory. sinks > 0 (needs window): keep
+   * the first `sinks` positions as attention sinks (StreamingLLM). 0, 0: the static cache. */
+  int32_t window;
+  int32_t sinks;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
@@ -232,6 +248,13 @@ void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, i
 
 /* Run phase. A one-line description of the backend's choices (kernels, threads). */
 const char* staticlm_backend_description(const staticlm_context* context);
+
+/* Run phase. The backend that runs this context ("cpu" or "vulkan"). */
+const char* staticlm_backend_name(const staticlm_context* context);
+
+/* Run phase. With backend "auto": why Vulkan was not used (e.g. "vulkan unavailable (no
+ * device); using cpu"); "" when it was, or when a backend was named. */
+const char* staticlm_backend_note(const staticlm_context* context);
 
 /* Run phase. Seconds the calling thread has spent waiting for worker threads (the
  * synchronisation cost) since the context was created or the counter was reset. */

@@ -37,7 +37,15 @@ void WriteError(const Status& s, char* error, size_t capacity) {
 Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   if (in == nullptr) return Status::Error(StatusCode::kInvalidArgument, "limits are NULL");
   if (in->kv_type != STATICLM_KV_F16 && in->kv_type != STATICLM_KV_F32) {
+    if (in->kv_type == STATICLM_KV_Q8 || in->kv_type == STATICLM_KV_Q4) {
+      return Status::Error(StatusCode::kUnsupported, "KV type %s is not supported yet",
+                           in->kv_type == STATICLM_KV_Q8 ? "q8" : "q4");
+    }
     return Status::Error(StatusCode::kInvalidArgument, "unknown KV type %d", int(in->kv_type));
+  }
+  const char* backend = in->backend != nullptr ? in->backend : "cpu";
+  if (std::strlen(backend) >= sizeof(out->backend)) {
+    return Status::Error(StatusCode::kInvalidArgument, "unknown backend '%.32s'", backend);
   }
   out->max_context = in->max_context;
   out->max_batch = in->max_batch;
@@ -50,6 +58,10 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->pin_threads = in->pin_threads != 0;
   out->plan_path = in->plan_path;
   out->disabled_fusions = in->disabled_fusions;
+  std::snprintf(out->backend, sizeof(out->backend), "%s", backend);
+  out->device = in->device;
+  out->window = in->window;
+  out->sinks = in->sinks;
   return Status::Ok();
 }
 
@@ -96,6 +108,10 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->pin_threads = 0;
   limits->plan_path = nullptr;
   limits->disabled_fusions = 0;
+  limits->backend = nullptr;
+  limits->device = 0;
+  limits->window = 0;
+  limits->sinks = 0;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -303,6 +319,14 @@ void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, i
   cost->bytes_written = c.bytes_written;
   cost->total_bytes = c.total_bytes();
   cost->flops = c.flops;
+}
+
+const char* staticlm_backend_name(const staticlm_context* context) {
+  return context->engine.backend()->name();
+}
+
+const char* staticlm_backend_note(const staticlm_context* context) {
+  return context->engine.backend_note();
 }
 
 const char* staticlm_backend_description(const staticlm_context* context) {

@@ -35,6 +35,22 @@ Status Engine::CheckLimits() const {
                          l.max_context, l.max_batch, l.prefill_chunk, l.max_prompt_bytes,
                          l.threads);
   }
+  if (std::strcmp(l.backend, "cpu") != 0 && std::strcmp(l.backend, "vulkan") != 0 &&
+      std::strcmp(l.backend, "auto") != 0) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "unknown backend '%s' (expected cpu, vulkan or auto)", l.backend);
+  }
+  if (l.device < 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "device %d is negative", l.device);
+  }
+  if (l.window < 0 || l.sinks < 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "window %d and sinks %d must be >= 0",
+                         l.window, l.sinks);
+  }
+  if (l.window != 0 || l.sinks != 0) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "sliding-window and sink caches are not supported yet");
+  }
   if (l.threads > 256) {
     return Status::Error(StatusCode::kInvalidArgument, "threads %d is more than 256", l.threads);
   }
@@ -89,10 +105,12 @@ Status Engine::LoadPlans(const char* path) {
                          path, static_cast<unsigned long long>(contents->model_fingerprint),
                          static_cast<unsigned long long>(fingerprint));
   }
-  if (std::strcmp(contents->backend, "cpu") != 0) {
+  // A plan made for "auto" serves any backend, as does a run asking for "auto".
+  if (std::strcmp(contents->backend, limits_.backend) != 0 &&
+      std::strcmp(contents->backend, "auto") != 0 && std::strcmp(limits_.backend, "auto") != 0) {
     return Status::Error(StatusCode::kUnsupported,
-                         "plan file %s is for backend '%s'; this run uses 'cpu'", path,
-                         contents->backend);
+                         "plan file %s is for backend '%s'; this run uses '%s'", path,
+                         contents->backend, limits_.backend);
   }
   n_plans_ = contents->n_plans;
   for (int i = 0; i < n_plans_; ++i) {
@@ -161,9 +179,9 @@ Status Engine::CheckLoadedPlans() const {
 Status Engine::SavePlans(const char* path) const {
   auto contents = std::make_unique<PlanFileContents>();
   contents->model_fingerprint = FingerprintBytes(file_.file_data(), file_.file_bytes());
-  std::snprintf(contents->backend, sizeof(contents->backend), "cpu");
+  std::snprintf(contents->backend, sizeof(contents->backend), "%s", limits_.backend);
   std::snprintf(contents->kernels, sizeof(contents->kernels), "%s",
-                BackendKernelChoice("cpu", MakeBackendOptions()));
+                BackendKernelChoice(limits_.backend, MakeBackendOptions()));
   contents->n_plans = n_plans_;
   for (int i = 0; i < n_plans_; ++i) {
     contents->plans[i] = plans_[i];
@@ -178,6 +196,7 @@ BackendOptions Engine::MakeBackendOptions() const {
   options.busy_wait = limits_.busy_wait;
   options.pin_threads = limits_.pin_threads;
   options.reference_kernels = limits_.reference_kernels;
+  options.device = limits_.device;
   std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
   return options;
 }
@@ -210,9 +229,7 @@ Status Engine::Allocate() {
   binding.bytes[int(BufferId::kArena)] = arena_.size();
   binding.data[int(BufferId::kIo)] = io_.data();
   binding.bytes[int(BufferId::kIo)] = io_.size();
-  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
-  const Plan* plans[2] = {&plans_[0], &plans_[1]};
-  STATICLM_RETURN_IF_ERROR(backend_->Prepare(plans, n_plans_, binding));
+  STATICLM_RETURN_IF_ERROR(PrepareBackend(binding));
 
   // Warm-up: one step touches every weight page and every code path once, so the first real
   // token does not pay for page faults. Its cache slot is overwritten before it is ever read.
@@ -224,6 +241,21 @@ Status Engine::Allocate() {
   }
   Reset();
   return Status::Ok();
+}
+
+// "auto" tries Vulkan and falls back to the CPU, keeping the reason in backend_note_.
+Status Engine::PrepareBackend(const BufferBinding& binding) {
+  const Plan* plans[2] = {&plans_[0], &plans_[1]};
+  const bool automatic = std::strcmp(limits_.backend, "auto") == 0;
+  const char* first = automatic ? "vulkan" : limits_.backend;
+  Status s = CreateBackend(first, MakeBackendOptions(), &backend_);
+  if (s.ok()) s = backend_->Prepare(plans, n_plans_, binding);
+  if (s.ok() || !automatic) return s;
+  std::snprintf(backend_note_, sizeof(backend_note_), "vulkan unavailable (%s); using cpu",
+                s.message());
+  backend_.reset();
+  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
+  return backend_->Prepare(plans, n_plans_, binding);
 }
 
 Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {

@@ -36,6 +36,12 @@ struct EngineLimits {
   const char* plan_path = nullptr;
   // Fusion passes not to apply (runtime/plan/fusion_passes.h); the rest are applied.
   uint32_t disabled_fusions = 0;
+  // The backend by name: "cpu", "vulkan" or "auto" (vulkan if it prepares, else cpu).
+  char backend[16] = "cpu";
+  int32_t device = 0;  // Vulkan device index
+  // Cache policy (0, 0: static). See include/staticlm/staticlm.h.
+  int32_t window = 0;
+  int32_t sinks = 0;
 };
 
 struct MemoryReport {
@@ -74,6 +80,8 @@ class Engine {
   const MemoryReport& memory() const { return memory_; }
   const Backend* backend() const { return backend_.get(); }
   Backend* backend() { return backend_.get(); }
+  // Why "auto" did not use Vulkan (empty when it did, or when a backend was named).
+  const char* backend_note() const { return backend_note_; }
   // The plan a step of n_tokens tokens runs: the decode plan for 1, else the prefill plan.
   const Plan& plan_for(int32_t n_tokens) const { return plans_[PlanIndex(n_tokens)]; }
   const ArenaReport& arena_for(int32_t n_tokens) const { return arenas_[PlanIndex(n_tokens)]; }
@@ -94,6 +102,7 @@ class Engine {
   Status LoadPlans(const char* path);
   Status CheckLoadedPlans() const;
   BackendOptions MakeBackendOptions() const;
+  Status PrepareBackend(const BufferBinding& binding);
   Status CheckLimits() const;
   Status RunChunk(const int32_t* tokens, int32_t n_tokens);
   void ComputeMemoryReport();
@@ -114,6 +123,7 @@ class Engine {
   AlignedBuffer arena_;
   AlignedBuffer io_;
   std::unique_ptr<Backend> backend_;
+  char backend_note_[320] = {0};
   std::unique_ptr<int32_t[]> history_;  // max_context tokens: what is in the cache
   int32_t position_ = 0;
   bool have_logits_ = false;

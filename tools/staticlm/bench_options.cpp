@@ -75,7 +75,6 @@ bool ParseValueFlag(const char* flag, const char* value, BenchOptions* o) {
     o->chunk_given = true;
     return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
   }
-  if (!std::strcmp(flag, "--kv")) return ParseKv(value, &l.kv_type);
   if (!std::strcmp(flag, "--plan")) {  // load plans (made by staticlm plan -o): measures startup
     l.plan_path = value;
     return true;
@@ -104,6 +103,12 @@ bool ParseBenchOptions(int argc, char** argv, int first, BenchOptions* o) {
     if (i + 1 >= argc) {
       std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
       return false;
+    }
+    FlagResult shared = ParseLimitFlag(flag, argv[i + 1], &o->limits);
+    if (shared == FlagResult::kBad) return false;
+    if (shared == FlagResult::kParsed) {
+      ++i;
+      continue;
     }
     if (!ParseValueFlag(flag, argv[++i], o)) return false;
   }

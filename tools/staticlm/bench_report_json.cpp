@@ -7,6 +7,7 @@
 #include "staticlm/staticlm.h"
 #include "tools/staticlm/bench_json.h"
 #include "tools/staticlm/bench_report.h"
+#include "tools/staticlm/flag_values.h"
 
 namespace staticlm::cli {
 namespace {
@@ -51,7 +52,7 @@ void WriteConfig(JsonOut& j, const BenchOptions& o, const BenchContextFacts& fac
   j.Integer("threads", l.threads);
   j.Integer("ctx", l.max_context);
   j.Integer("chunk", l.prefill_chunk);
-  j.String("kv", l.kv_type == STATICLM_KV_F32 ? "f32" : "f16");
+  j.String("kv", KvName(l.kv_type));
   j.Bool("reference", l.reference_kernels != 0);
   j.Bool("busy_wait", l.busy_wait != 0);
   j.Bool("pin", l.pin_threads != 0);

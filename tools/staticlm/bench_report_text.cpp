@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "tools/staticlm/bench_report.h"
+#include "tools/staticlm/flag_values.h"
 
 namespace staticlm::cli {
 namespace {
@@ -22,8 +23,7 @@ void PrintHeader(FILE* out, const BenchReport& r) {
     std::fprintf(out, "%s%d", i ? "," : " ", o.depths[i]);
   std::fprintf(out, ", reps %d (+%d warm-up), threads %d, ctx %d, chunk %d, kv %s%s%s%s\n\n",
                o.reps, o.warmup, o.limits.threads, o.limits.max_context, o.limits.prefill_chunk,
-               o.limits.kv_type == STATICLM_KV_F32 ? "f32" : "f16",
-               o.limits.reference_kernels ? ", reference" : "",
+               KvName(o.limits.kv_type), o.limits.reference_kernels ? ", reference" : "",
                o.limits.busy_wait ? ", busy-wait" : "", o.limits.pin_threads ? ", pinned" : "");
 }
 

@@ -51,14 +51,6 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->output = value;
     return true;
   }
-  if (!std::strcmp(flag, "--backend")) {
-    if (std::strcmp(value, "cpu") != 0) {
-      std::fprintf(stderr, "staticlm: backend '%s' is not in this build (it has: cpu)\n", value);
-      return false;
-    }
-    o->backend = value;
-    return true;
-  }
   if (!std::strcmp(flag, "--max-tokens") || !std::strcmp(flag, "-n"))
     return ParseAnyI32(flag, value, &o->max_tokens);
   if (!std::strcmp(flag, "--seed")) {
@@ -73,7 +65,6 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     return ParseAnyI32(flag, value, &o->limits.max_prompt_bytes);
   if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
     return ParseAnyI32(flag, value, &o->limits.threads);
-  if (!std::strcmp(flag, "--kv")) return ParseKv(value, &o->limits.kv_type);
   if (!std::strcmp(flag, "--temperature")) return ParseFloat(flag, value, &o->sampler.temperature);
   if (!std::strcmp(flag, "--top-k")) return ParseAnyI32(flag, value, &o->sampler.top_k);
   if (!std::strcmp(flag, "--top-p")) return ParseFloat(flag, value, &o->sampler.top_p);
@@ -114,6 +105,12 @@ bool ParseOptions(int argc, char** argv, int first, Options* o) {
     if (i + 1 >= argc) {
       std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
       return false;
+    }
+    FlagResult shared = ParseLimitFlag(flag, argv[i + 1], &o->limits);
+    if (shared == FlagResult::kBad) return false;
+    if (shared == FlagResult::kParsed) {
+      ++i;
+      continue;
     }
     if (!ParseValueFlag(flag, argv[++i], o)) return false;
   }

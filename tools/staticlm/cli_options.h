@@ -15,7 +15,6 @@ struct Options {
   bool json = false;
   bool print = false;            // plan: print the op table
   const char* output = nullptr;  // plan: -o FILE
-  const char* backend = "cpu";
   int32_t max_tokens = 128;
   uint64_t seed = 0;
   staticlm_limits limits;

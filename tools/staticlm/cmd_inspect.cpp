@@ -5,6 +5,7 @@
 
 #include "tools/staticlm/cli_options.h"
 #include "tools/staticlm/commands.h"
+#include "tools/staticlm/flag_values.h"
 
 namespace staticlm::cli {
 namespace {
@@ -12,8 +13,7 @@ namespace {
 void PrintMemory(const Options& o, const staticlm_memory& m) {
   auto mib = [](uint64_t b) { return b / 1048576.0; };
   std::printf("planned memory (ctx %d, chunk %d, batch %d, kv %s):\n", o.limits.max_context,
-              o.limits.prefill_chunk, o.limits.max_batch,
-              o.limits.kv_type == STATICLM_KV_F32 ? "f32" : "f16");
+              o.limits.prefill_chunk, o.limits.max_batch, KvName(o.limits.kv_type));
   std::printf("  %-10s %14llu bytes %10.2f MiB  (mapped from the file)\n", "weights",
               static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes));
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "kv_cache",

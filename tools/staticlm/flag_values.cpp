@@ -45,8 +45,12 @@ bool ParseKv(const char* text, staticlm_kv_type* out) {
     *out = STATICLM_KV_F16;
   } else if (std::strcmp(text, "f32") == 0) {
     *out = STATICLM_KV_F32;
+  } else if (std::strcmp(text, "q8") == 0) {
+    *out = STATICLM_KV_Q8;
+  } else if (std::strcmp(text, "q4") == 0) {
+    *out = STATICLM_KV_Q4;
   } else {
-    std::fprintf(stderr, "staticlm: --kv expects f16 or f32, got '%s'\n", text);
+    std::fprintf(stderr, "staticlm: --kv expects f16, f32, q8 or q4, got '%s'\n", text);
     return false;
   }
   return true;
@@ -63,6 +67,43 @@ bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
     return false;
   }
   return true;
+}
+
+const char* KvName(staticlm_kv_type type) {
+  switch (type) {
+    case STATICLM_KV_F16:
+      return "f16";
+    case STATICLM_KV_F32:
+      return "f32";
+    case STATICLM_KV_Q8:
+      return "q8";
+    case STATICLM_KV_Q4:
+      return "q4";
+  }
+  return "?";
+}
+
+FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* limits) {
+  bool ok = true;
+  if (std::strcmp(flag, "--kv") == 0) {
+    ok = ParseKv(value, &limits->kv_type);
+  } else if (std::strcmp(flag, "--backend") == 0) {
+    ok = std::strcmp(value, "cpu") == 0 || std::strcmp(value, "vulkan") == 0 ||
+         std::strcmp(value, "auto") == 0;
+    if (!ok) {
+      std::fprintf(stderr, "staticlm: --backend expects cpu, vulkan or auto, got '%s'\n", value);
+    }
+    limits->backend = value;
+  } else if (std::strcmp(flag, "--device") == 0) {
+    ok = ParseI32(flag, value, 0, 64, &limits->device);
+  } else if (std::strcmp(flag, "--window") == 0) {
+    ok = ParseI32(flag, value, 1, 1 << 24, &limits->window);
+  } else if (std::strcmp(flag, "--sinks") == 0) {
+    ok = ParseI32(flag, value, 1, 1 << 24, &limits->sinks);
+  } else {
+    return FlagResult::kNotMine;
+  }
+  return ok ? FlagResult::kParsed : FlagResult::kBad;
 }
 
 }  // namespace staticlm::cli

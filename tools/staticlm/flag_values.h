@@ -17,4 +17,12 @@ bool ParseKv(const char* text, staticlm_kv_type* out);
 // sets the matching field of `limits` and returns true, or returns false for another flag.
 bool ParseRunSwitch(const char* flag, staticlm_limits* limits);
 
+// The name --kv takes for `type` ("f16", "f32", "q8", "q4").
+const char* KvName(staticlm_kv_type type);
+
+enum class FlagResult { kParsed, kBad, kNotMine };
+// The valued flags that shape a context, shared by every command: --kv, --backend, --device,
+// --window, --sinks. kBad after printing a one-line error; kNotMine for another flag.
+FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* limits);
+
 }  // namespace staticlm::cli

@@ -25,6 +25,9 @@ staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits
     std::fprintf(stderr, "staticlm: %s\n", error);
     return nullptr;
   }
+  if (staticlm_backend_note(ctx)[0] != '\0') {
+    std::fprintf(stderr, "staticlm: %s\n", staticlm_backend_note(ctx));
+  }
   return ctx;
 }
 
