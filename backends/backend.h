@@ -25,6 +25,10 @@ struct BackendOptions {
   // "avx512"; empty: choose. A choice this machine cannot run fails Prepare.
   char kernels[32] = {0};
   int device = 0;  // Vulkan: the physical device index
+  // Vulkan: a VkPipelineCache file, loaded at Prepare when valid for this driver and device
+  // (ignored with a note when stale or corrupt) and written after the pipelines are made;
+  // empty: no cache.
+  char pipeline_cache_path[512] = {0};
 };
 
 class Backend {
@@ -52,6 +56,8 @@ class Backend {
   // do not overlap), without passing through the host.
   virtual Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
                                   uint64_t bytes) = 0;
+  // What Prepare wants the user told (e.g. whether a pipeline cache was loaded); "" if nothing.
+  virtual const char* prepare_note() const { return ""; }
   // Seconds spent waiting on other threads since the last reset; 0 for single-threaded ones.
   virtual double sync_seconds() const { return 0.0; }
   virtual void ResetSyncSeconds() {}

@@ -3,6 +3,9 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
+#if defined(STATICLM_HAVE_VULKAN)
+#include "backends/vulkan/vulkan_backend.h"
+#endif
 
 namespace staticlm {
 namespace {
@@ -15,6 +18,12 @@ struct Entry {
 const Entry kBackends[] = {
     {"cpu",
      [](const BackendOptions& o) { return std::unique_ptr<Backend>(new cpu::CpuBackend(o)); }},
+#if defined(STATICLM_HAVE_VULKAN)
+    {"vulkan",
+     [](const BackendOptions& o) {
+       return std::unique_ptr<Backend>(new vulkan::VulkanBackend(o));
+     }},
+#endif
 };
 
 }  // namespace
@@ -27,13 +36,28 @@ Status CreateBackend(const char* name, const BackendOptions& options,
       return Status::Ok();
     }
   }
-  return Status::Error(StatusCode::kInvalidArgument, "unknown backend '%s' (this build has: cpu)",
-                       name);
+#if defined(STATICLM_HAVE_VULKAN)
+  const char* available = "cpu, vulkan";
+#else
+  const char* available = "cpu; built without Vulkan";
+#endif
+  return Status::Error(StatusCode::kInvalidArgument, "unknown backend '%s' (this build has: %s)",
+                       name, available);
 }
 
 const char* BackendKernelChoice(const char* name, const BackendOptions& options) {
   if (std::strcmp(name, "cpu") == 0) return cpu::CpuBackend::KernelChoice(options);
   return "";
+}
+
+Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices) {
+#if defined(STATICLM_HAVE_VULKAN)
+  return vulkan::DescribeVulkanDevices(out, capacity, n_devices);
+#else
+  *n_devices = 0;
+  if (capacity > 0) out[0] = '\0';
+  return Status::Error(StatusCode::kUnsupported, "this build has no Vulkan backend");
+#endif
 }
 
 }  // namespace staticlm

@@ -5,6 +5,10 @@
 //   Q4_0: f16 d; u8 qs[16]            value[j] = (nibble - 8) * d
 //   Q4_1: f16 d; f16 m; u8 qs[16]     value[j] = nibble * d + m
 //   Q8_0: f16 d; i8 qs[32]            value[j] = qs[j] * d
+// Types only a plan uses (KV caches; IsKnownPlanDType, never read from a GGUF file):
+//   I8:    one int8 per element (GGUF's I8 id); the q8 cache's scales are a separate tensor
+//   KV_Q4: two 4-bit values per byte, element 2i the low nibble of byte i; the q4 cache's
+//          scales and minimums are separate tensors
 // In Q4 blocks, element j < 16 is the low nibble of qs[j] and element j + 16 its high nibble.
 #pragma once
 
@@ -21,6 +25,11 @@ enum class DType : uint32_t {
   kI32 = 26,
   kBF16 = 30,
 };
+
+// The KV cache types. Constants rather than enumerators, so that switches over the weight types
+// stay exhaustive without them.
+inline constexpr DType kDTypeI8 = static_cast<DType>(24);
+inline constexpr DType kDTypeKvQ4 = static_cast<DType>(0x10000);
 
 struct DTypeInfo {
   const char* name;
@@ -43,7 +52,14 @@ inline bool IsKnownDType(uint32_t id) {
   }
 }
 
+// Known to a plan: the GGUF types above plus the KV cache types.
+inline bool IsKnownPlanDType(uint32_t id) {
+  return IsKnownDType(id) || id == 24 || id == 0x10000;
+}
+
 inline DTypeInfo GetDTypeInfo(DType t) {
+  if (t == kDTypeI8) return {"I8", 1, 1};
+  if (t == kDTypeKvQ4) return {"KV_Q4", 2, 1};
   switch (t) {
     case DType::kF32:
       return {"F32", 1, 4};

@@ -40,6 +40,52 @@ const char* OpKindName(OpKind kind) {
   return "?";
 }
 
+const char* CachePolicyName(CachePolicy policy) {
+  switch (policy) {
+    case CachePolicy::kStatic:
+      return "static";
+    case CachePolicy::kSlidingWindow:
+      return "sliding_window";
+    case CachePolicy::kSink:
+      return "sink";
+  }
+  return "?";
+}
+
+const char* KvQuantName(KvQuant quant) {
+  switch (quant) {
+    case KvQuant::kNone:
+      return "none";
+    case KvQuant::kQ8:
+      return "q8";
+    case KvQuant::kQ4:
+      return "q4";
+  }
+  return "?";
+}
+
+KvLayout GetKvLayout(KvQuant quant) {
+  switch (quant) {
+    case KvQuant::kNone:
+      return {-1, -1, -1, -1, 2};
+    case KvQuant::kQ8:
+      return {2, -1, 4, -1, 4};
+    case KvQuant::kQ4:
+      return {2, 4, 4, 6, 6};
+  }
+  return {-1, -1, -1, -1, 2};
+}
+
+bool PlanPositionsUnbounded(const Plan& plan) {
+  bool any = false;
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kAttention && op.kind != OpKind::kKvStore) continue;
+    if (op.params.cache_policy == CachePolicy::kStatic) return false;
+    any = true;
+  }
+  return any;
+}
+
 MatMulLayout GetMatMulLayout(const OpParams& p) {
   MatMulLayout l;
   l.n_weights = p.n_weights;

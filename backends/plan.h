@@ -46,13 +46,41 @@ enum class OpKind : uint8_t {
              // (fused forms: see MatMulLayout below)
   kRope,     // (none)                                → x [C, heads · head_dim], rotated in place
   kKvStore,  // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
-  kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, capacity] → o [C, heads ·
-               // hd]
-  kAdd,       // b [R, d]                              → a [R, d] += b
-  kSiluMul,   // up [R, f]                             → gate [R, f] = silu(gate) · up
-  kTakeLast,  // x [C, d]                              → y [1, d] = x[n_tokens − 1]
+             // (+ the quantized caches' side tensors: see KvLayout below)
+  kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, slots] → o [C, heads ·
+               // hd] (+ side tensors after scores: see KvLayout below)
+  kAdd,        // b [R, d]                              → a [R, d] += b
+  kSiluMul,    // up [R, f]                             → gate [R, f] = silu(gate) · up
+  kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]
 };
 const char* OpKindName(OpKind kind);
+
+// How a layer's cache maps positions to slots and which positions a query attends to
+// (DESIGN.md, "KV cache policies"). R is OpParams::cache_slots, W window, S sinks.
+enum class CachePolicy : uint8_t {
+  kStatic = 0,         // slot p; attends 0 … p (R = max_context, p < R)
+  kSlidingWindow = 1,  // slot p mod R, R ≥ W + C − 1; attends p−W+1 … p (Mistral)
+  kSink = 2,           // slot p < S ? p : S + (p−S) mod (R−S), R ≥ W + C − 1; attends the S
+                       // sinks and the last W−S positions, at positions inside the cache
+                       // (StreamingLLM): the sinks are scored with the query rotated to the
+                       // position it has in the cache, the same scores re-rotated keys give
+};
+const char* CachePolicyName(CachePolicy policy);
+
+// How a layer's cache stores keys and values.
+enum class KvQuant : uint8_t {
+  kNone = 0,  // k, v caches of F16 or F32 [kv_heads, R, head_dim]
+  kQ8 = 1,    // I8 caches [kv_heads, R, head_dim], value = q · scale, an F32 scale per token and
+              // head: side tensors k_scale, v_scale [kv_heads, R]. Rows are stored rotated by
+              // the normalised Hadamard transform (head_dim a power of two): attention rotates
+              // the query into that basis and its output back
+  kQ4 = 2,    // KIVI: KV_Q4 caches [kv_heads, R, head_dim] (R a multiple of kv_group); keys
+              // per channel over groups of kv_group tokens (k_params F32 [kv_heads, R / group,
+              // 2, head_dim]: scale, min), values per token (v_params F32 [kv_heads, R, 2]);
+              // the tokens of the last, incomplete group in full precision in F32 rings
+              // k_recent, v_recent [kv_heads, recent_slots, head_dim], slot p mod recent_slots
+};
+const char* KvQuantName(KvQuant quant);
 
 // Parameters an op's kernel needs besides its tensors. Fields not used by a kind are zero.
 struct OpParams {
@@ -70,10 +98,30 @@ struct OpParams {
   bool norm_input = false;  // x is RMS-normalised (weight, eps) before the products
   bool silu_mul = false;    // with 2 weights: y0 = silu(y0) · y1 afterwards
   bool accumulate = false;  // with 1 weight: acc += y0 afterwards (a residual add)
+  // kKvStore and kAttention: the layer's cache policy (see CachePolicy, KvQuant).
+  CachePolicy cache_policy = CachePolicy::kStatic;
+  KvQuant kv_quant = KvQuant::kNone;
+  int32_t window = 0;        // W (kSlidingWindow, kSink), sinks included
+  int32_t sinks = 0;         // S (kSink)
+  int32_t cache_slots = 0;   // R: slots per KV head, the caches' dim 1
+  int32_t kv_group = 0;      // kQ4: tokens per key group
+  int32_t recent_slots = 0;  // kQ4: slots of the full-precision rings, ≥ kv_group + C − 1
 };
 
-constexpr int kMaxOpInputs = 5;
-constexpr int kMaxOpOutputs = 5;
+constexpr int kMaxOpInputs = 8;
+constexpr int kMaxOpOutputs = 8;
+
+// Where kKvStore's outputs and kAttention's inputs are, given kv_quant:
+//   kKvStore:   outputs k cache, v cache, [k side, v side], [k recent, v recent]
+//   kAttention: inputs  q, k cache, v cache, scores, [k side, v side], [k recent, v recent]
+// "side" is k_scale/v_scale (kQ8) or k_params/v_params (kQ4). Each index names the k tensor
+// and the v tensor follows it; −1 when absent.
+struct KvLayout {
+  int store_side, store_recent;          // in kKvStore's outputs
+  int attention_side, attention_recent;  // in kAttention's inputs
+  int count;                             // cache tensors in all: 2, 4 or 6
+};
+KvLayout GetKvLayout(KvQuant quant);
 
 // Where a kMatMul's tensors are, given its fusion flags:
 //   inputs:  x, w0 … w(n−1), [norm weight if norm_input]
@@ -95,10 +143,19 @@ struct Op {
 
 // The limits a plan was built for; the only source of sizes.
 struct PlanLimits {
-  int32_t max_context = 0;    // cache positions per sequence
-  int32_t max_batch = 1;      // sequences (only 1 is supported so far)
-  int32_t prefill_chunk = 0;  // most tokens per step
-  DType kv_dtype = DType::kF16;
+  int32_t max_context = 0;       // cache positions per sequence
+  int32_t max_batch = 1;         // sequences (only 1 is supported so far)
+  int32_t prefill_chunk = 0;     // most tokens per step
+  DType kv_dtype = DType::kF16;  // F16, F32, I8 (q8) or KV_Q4 (q4)
+  // Cache policy of the plan's layers: window 0 is Static everywhere. window > 0: the windowed
+  // layers use SlidingWindow(window), or Sink(sinks, window) when sinks > 0; with
+  // global_every > 1, layer i is Static (global) when (i + 1) % global_every == 0.
+  int32_t window = 0;
+  int32_t sinks = 0;
+  int32_t global_every = 0;
+  // The chunk the ring caches are sized for (W + cache_chunk − 1 slots): the prefill chunk of
+  // the largest plan sharing the cache, so a decode plan and a prefill plan share one layout.
+  int32_t cache_chunk = 0;
 };
 
 struct Plan {
@@ -109,6 +166,9 @@ struct Plan {
   uint32_t tokens_tensor = 0;  // io: I32 [prefill_chunk]
   uint32_t logits_tensor = 0;  // io: F32 [1, vocab], logits of the step's last token
 };
+
+// True when no layer of the plan has a Static cache: positions then go on without bound.
+bool PlanPositionsUnbounded(const Plan& plan);
 
 // What changes from step to step. Tokens are at positions position … position + n_tokens − 1.
 struct StepParams {

@@ -21,9 +21,9 @@ Arity ExpectedArity(const Op& op) {
     case OpKind::kRope:
       return {0, 1};
     case OpKind::kKvStore:
-      return {2, 2};
+      return {2, GetKvLayout(op.params.kv_quant).count};
     case OpKind::kAttention:
-      return {4, 1};
+      return {2 + GetKvLayout(op.params.kv_quant).count, 1};
     case OpKind::kAdd:
       return {1, 1};
     case OpKind::kSiluMul:
@@ -37,26 +37,27 @@ Arity ExpectedArity(const Op& op) {
 Status ValidateTensor(const Plan& plan, uint32_t index, const BufferBinding& buffers) {
   const TensorRegion& t = plan.tensors[index];
   int b = static_cast<int>(t.buffer);
-  if (!IsKnownDType(static_cast<uint32_t>(t.dtype))) {
+  if (!IsKnownPlanDType(static_cast<uint32_t>(t.dtype))) {
     return Status::Error(StatusCode::kFormatError, "plan tensor %u has an unknown type", index);
   }
   if (b < 0 || b >= kBufferCount) {
     return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) names buffer %d", index,
                          t.name, b);
   }
-  int64_t elements = 1;
   for (int d = 0; d < 4; ++d) {
-    // Dims up to 2^31 and a product up to 2^48 keep every byte count far from overflow.
-    if (t.shape[d] > (int64_t(1) << 31) ||
-        (t.shape[d] > 0 && elements > (int64_t(1) << 48) / t.shape[d])) {
-      return Status::Error(StatusCode::kFormatError, "plan tensor %u has an oversized shape",
-                           index);
-    }
-    if (t.shape[d] > 0) elements *= t.shape[d];
     if (t.shape[d] <= 0) {
       return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) has dim %d = %lld", index,
                            t.name, d, static_cast<long long>(t.shape[d]));
     }
+  }
+  if (!TensorShapeInRange(t)) {
+    return Status::Error(StatusCode::kFormatError, "plan tensor %u has an oversized shape", index);
+  }
+  // Kernels access f32/i32 data (and everything outside the weights) as 4-byte words.
+  if ((t.buffer != BufferId::kWeights || t.dtype == DType::kF32 || t.dtype == DType::kI32) &&
+      t.offset % 4 != 0) {
+    return Status::Error(StatusCode::kFormatError, "plan tensor %u (%s) is misaligned", index,
+                         t.name);
   }
   uint64_t bytes = t.bytes();
   if (t.offset > buffers.bytes[b] || bytes > buffers.bytes[b] - t.offset) {
@@ -83,9 +84,74 @@ bool IsWeightType(DType t) {
          t == DType::kQ4_0 || t == DType::kQ4_1;
 }
 
-bool IsCache(const TensorRegion& t, const OpParams& p, int64_t capacity) {
-  return (t.dtype == DType::kF16 || t.dtype == DType::kF32) && t.shape[0] == p.n_kv_heads &&
-         t.shape[1] >= capacity && t.shape[2] == p.head_dim && t.shape[3] == 1;
+bool HasShape(const TensorRegion& t, DType dtype, int64_t d0, int64_t d1, int64_t d2 = 1,
+              int64_t d3 = 1) {
+  return t.dtype == dtype && t.shape[0] == d0 && t.shape[1] == d1 && t.shape[2] == d2 &&
+         t.shape[3] == d3;
+}
+
+DType CacheDType(const OpParams& p, DType plain) {
+  switch (p.kv_quant) {
+    case KvQuant::kNone:
+      return plain == DType::kF16 ? DType::kF16 : DType::kF32;
+    case KvQuant::kQ8:
+      return kDTypeI8;
+    case KvQuant::kQ4:
+      return kDTypeKvQ4;
+  }
+  return DType::kF32;
+}
+
+// The policy's numbers: every slot a kernel computes from them lies in 0 … cache_slots − 1, and
+// (for the rings) no chunk of up to prefill_chunk tokens overwrites a slot one of its own
+// queries still reads.
+bool PolicyValid(const OpParams& p, const PlanLimits& l) {
+  const int64_t chunk = l.prefill_chunk;
+  const int64_t slots = p.cache_slots;
+  if (slots <= 0 || slots > (int64_t(1) << 30)) return false;
+  switch (p.cache_policy) {
+    case CachePolicy::kStatic:
+      if (p.window != 0 || p.sinks != 0 || slots < l.max_context) return false;
+      break;
+    case CachePolicy::kSlidingWindow:
+      if (p.window < 1 || p.sinks != 0 || slots < p.window + chunk - 1) return false;
+      break;
+    case CachePolicy::kSink:
+      if (p.sinks < 1 || p.window <= p.sinks || slots < p.window + chunk - 1) return false;
+      break;
+    default:
+      return false;
+  }
+  if (p.kv_quant == KvQuant::kQ4) {
+    // Its groups fill aligned runs of slots: a Sink ring's slots are not aligned to them.
+    return p.cache_policy != CachePolicy::kSink && p.kv_group >= 1 && slots % p.kv_group == 0 &&
+           p.recent_slots >= p.kv_group + chunk - 1 && p.recent_slots <= (int64_t(1) << 30);
+  }
+  // q8 rotates rows by a Hadamard transform, defined for power-of-two sizes.
+  if (p.kv_quant == KvQuant::kQ8 && (p.head_dim & (p.head_dim - 1)) != 0) return false;
+  return p.kv_quant <= KvQuant::kQ4 && p.kv_group == 0 && p.recent_slots == 0;
+}
+
+// The cache tensors of a kKvStore (its outputs) or kAttention (its inputs from 1), `at(i)`
+// giving the i-th of KvLayout's order: k, v, [k side, v side], [k recent, v recent].
+template <typename At>
+bool CacheTensorsValid(const OpParams& p, const PlanLimits& l, At at) {
+  if (!PolicyValid(p, l)) return false;
+  const int64_t heads = p.n_kv_heads, slots = p.cache_slots, hd = p.head_dim;
+  const DType type = CacheDType(p, at(0).dtype);
+  if (!HasShape(at(0), type, heads, slots, hd) || !HasShape(at(1), type, heads, slots, hd)) {
+    return false;
+  }
+  if (p.kv_quant == KvQuant::kQ8) {
+    return HasShape(at(2), DType::kF32, heads, slots) && HasShape(at(3), DType::kF32, heads, slots);
+  }
+  if (p.kv_quant == KvQuant::kQ4) {
+    return HasShape(at(2), DType::kF32, heads, slots / p.kv_group, 2, hd) &&
+           HasShape(at(3), DType::kF32, heads, slots, 2) &&
+           HasShape(at(4), DType::kF32, heads, p.recent_slots, hd) &&
+           HasShape(at(5), DType::kF32, heads, p.recent_slots, hd);
+  }
+  return true;
 }
 
 bool HeadsValid(const OpParams& p) {
@@ -156,15 +222,16 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kKvStore:
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_kv_heads * p.head_dim) &&
              IsF32Matrix(in(1), rows, p.n_kv_heads * p.head_dim) &&
-             IsCache(out, p, l.max_context) &&
-             IsCache(plan.tensors[op.outputs[1]], p, l.max_context) &&
-             out.dtype == plan.tensors[op.outputs[1]].dtype;
-    case OpKind::kAttention:
+             CacheTensorsValid(
+                 p, l, [&](int i) -> const TensorRegion& { return plan.tensors[op.outputs[i]]; });
+    case OpKind::kAttention: {
+      // q, k, v, scores, then the side and recent tensors: KvLayout order shifted past scores.
+      auto cache = [&](int i) -> const TensorRegion& { return in(i < 2 ? 1 + i : 2 + i); };
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&
-             IsCache(in(1), p, l.max_context) && IsCache(in(2), p, l.max_context) &&
-             in(1).dtype == in(2).dtype && in(1).shape[1] == in(2).shape[1] &&
-             in(3).dtype == DType::kF32 && in(3).elements() >= p.n_heads * in(1).shape[1] &&
+             CacheTensorsValid(p, l, cache) && p.rope_base > 0.0f && in(3).dtype == DType::kF32 &&
+             in(3).elements() >= p.n_heads * int64_t{p.cache_slots} &&
              IsF32Matrix(out, rows, p.n_heads * p.head_dim);
+    }
     case OpKind::kAdd:
     case OpKind::kSiluMul:
       return IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
@@ -176,10 +243,24 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
 
 }  // namespace
 
+bool TensorShapeInRange(const TensorRegion& t) {
+  int64_t elements = 1;
+  for (int d = 0; d < 4; ++d) {
+    // Dims up to 2^31 and a product up to 2^48 keep every byte count far from overflow.
+    if (t.shape[d] <= 0 || t.shape[d] > (int64_t(1) << 31) ||
+        elements > (int64_t(1) << 48) / t.shape[d]) {
+      return false;
+    }
+    elements *= t.shape[d];
+  }
+  return true;
+}
+
 Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   const PlanLimits& l = plan.limits;
   if (l.prefill_chunk <= 0 || l.max_context <= 0 || l.max_batch != 1 ||
-      l.prefill_chunk > l.max_context) {
+      l.prefill_chunk > l.max_context || l.window < 0 || l.sinks < 0 || l.global_every < 0 ||
+      l.cache_chunk < 0) {
     return Status::Error(StatusCode::kFormatError, "plan limits are out of range");
   }
   for (int b = 0; b < kBufferCount; ++b) {

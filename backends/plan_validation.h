@@ -8,4 +8,8 @@ namespace staticlm {
 
 Status ValidatePlan(const Plan& plan, const BufferBinding& buffers);
 
+// Every dim in 1 … 2^31 and their product at most 2^48: then elements() and bytes() cannot
+// overflow. Check it before trusting either on a plan read from a file.
+bool TensorShapeInRange(const TensorRegion& t);
+
 }  // namespace staticlm

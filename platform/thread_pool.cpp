@@ -28,6 +28,13 @@ bool PinToCpu(std::thread::native_handle_type handle, int cpu) {
   return pthread_setaffinity_np(handle, sizeof(set), &set) == 0;
 }
 
+// Tasks per ParallelFor that fit the job word's 16-bit fields; more run on the caller alone.
+constexpr int kMaxTasksPerJob = 0xffff;
+
+uint64_t PackJob(uint32_t id, int n_tasks) {
+  return (static_cast<uint64_t>(id) << 32) | (static_cast<uint64_t>(n_tasks) << 16);
+}
+
 }  // namespace
 
 Status ThreadPool::Start(const ThreadPoolOptions& options, const char** pin_warning) {
@@ -65,8 +72,20 @@ void ThreadPool::Stop() {
   workers_.clear();
 }
 
-void ThreadPool::RunTasks() {
-  for (int t = next_task_.fetch_add(1); t < n_tasks_; t = next_task_.fetch_add(1)) fn_(user_, t);
+void ThreadPool::RunTasks(uint32_t job_id) {
+  uint64_t job = job_.load(std::memory_order_acquire);
+  while (static_cast<uint32_t>(job >> 32) == job_id) {
+    const int n_tasks = static_cast<int>((job >> 16) & 0xffff);
+    const int task = static_cast<int>(job & 0xffff);
+    if (task >= n_tasks) return;
+    if (!job_.compare_exchange_weak(job, job + 1, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      continue;  // another thread claimed it (job holds the new value)
+    }
+    fn_(user_, task);
+    done_tasks_.fetch_add(1, std::memory_order_release);
+    job = job_.load(std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::WorkerLoop(int /*index*/) {
@@ -84,32 +103,32 @@ void ThreadPool::WorkerLoop(int /*index*/) {
     }
     seen = now;
     if (stopping_) return;
-    RunTasks();
-    busy_workers_.fetch_sub(1, std::memory_order_acq_rel);
+    RunTasks(static_cast<uint32_t>(seen));
   }
 }
 
 void ThreadPool::ParallelFor(int n_tasks, TaskFn fn, void* user) {
-  if (workers_.empty() || n_tasks <= 1) {
+  if (workers_.empty() || n_tasks <= 1 || n_tasks > kMaxTasksPerJob) {
     for (int t = 0; t < n_tasks; ++t) fn(user, t);
     return;
   }
+  const uint64_t id = generation_.load(std::memory_order_relaxed) + 1;
   fn_ = fn;
   user_ = user;
-  n_tasks_ = n_tasks;
-  next_task_.store(0, std::memory_order_relaxed);
-  busy_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  done_tasks_.store(0, std::memory_order_relaxed);
+  job_.store(PackJob(static_cast<uint32_t>(id), n_tasks), std::memory_order_release);
   {
     // The lock orders the bump against a worker that is about to sleep, so none misses it.
     std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_acq_rel);
+    generation_.store(id, std::memory_order_release);
   }
   wake_.notify_all();
-  RunTasks();
+  RunTasks(static_cast<uint32_t>(id));
   double start = NowSeconds();
-  // A worker may have been descheduled (the cores are shared): after a short spin, yield the
-  // core to it instead of burning the time slice it needs.
-  for (int spin = 0; busy_workers_.load(std::memory_order_acquire) != 0; ++spin) {
+  // Only tasks claimed by workers can be outstanding here. A worker that claimed one may have
+  // been descheduled (the cores are shared): after a short spin, yield the core to it instead
+  // of burning the time slice it needs.
+  for (int spin = 0; done_tasks_.load(std::memory_order_acquire) != n_tasks; ++spin) {
     if (spin < kCallerSpinRounds) {
       CpuRelax();
     } else {

@@ -4,6 +4,11 @@
 // Which task runs on which thread varies from call to call, so callers split work such that
 // every output is computed wholly by one task in a fixed order: results are then identical for
 // any thread count.
+//
+// Tasks are claimed one at a time from a shared counter, and ParallelFor waits only for tasks,
+// not for workers: when the cores are shared and a worker is descheduled, the caller runs the
+// remaining tasks itself instead of waiting for the worker to be scheduled again. Only a task
+// already claimed by a preempted worker is waited for.
 #pragma once
 
 #include <atomic>
@@ -49,19 +54,23 @@ class ThreadPool {
 
  private:
   void WorkerLoop(int index);
-  void RunTasks();
+  // Claims and runs tasks of job `job_id` until none is left (or another job has started).
+  void RunTasks(uint32_t job_id);
 
   ThreadPoolOptions options_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};  // bumped per job; workers watch it
+  std::atomic<uint64_t> generation_{0};  // the current job's id; workers watch it
   std::atomic<bool> stopping_{false};
-  std::atomic<int> next_task_{0};
-  std::atomic<int> busy_workers_{0};  // workers still inside the current job
+  // The current job as one word, so that a claim is one compare-and-swap that cannot mix two
+  // jobs: id (32 bits) | task count (16) | next unclaimed task (16).
+  std::atomic<uint64_t> job_{0};
+  std::atomic<int> done_tasks_{0};
+  // Read by a worker only after it has claimed a task of the job, and written by the caller
+  // only after every task of the previous job is done, so they are always the claimed job's.
   TaskFn fn_ = nullptr;
   void* user_ = nullptr;
-  int n_tasks_ = 0;
   double wait_seconds_ = 0;
 };
 

@@ -275,7 +275,8 @@ TEST_F(EngineTest, PlannedMemoryMatchesTheContext) {
   EXPECT_GE(planned.arena_bytes, planned.arena_lower_bound_bytes);
   EXPECT_LT(planned.arena_bytes, planned.arena_naive_bytes);
   EXPECT_EQ(planned.total_bytes, planned.weights_bytes + planned.kv_cache_bytes +
-                                     planned.arena_bytes + planned.io_bytes + planned.host_bytes);
+                                     planned.arena_bytes + planned.io_bytes + planned.host_bytes +
+                                     planned.snapshot_bytes);
 }
 
 }  // namespace

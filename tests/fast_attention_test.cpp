@@ -1,7 +1,9 @@
-// The SIMD attention kernel against ref::Attention on random data of awkward sizes, with f16
-// and f32 caches: only the order of float additions may differ.
+// The SIMD attention kernel against ref::Attention on random data of awkward sizes, for every
+// cache policy (static, sliding window, sinks) and storage (f16, f32, q8): only the order of
+// float additions may differ.
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,37 +22,80 @@ std::vector<float> Random(size_t n, uint32_t seed) {
   return v;
 }
 
-void Compare(DType type, int64_t heads, int64_t kv_heads, int64_t hd, int64_t capacity,
-             int64_t rows, int32_t first) {
+struct Case {
+  int64_t heads, kv_heads, hd, slots, rows;
+  int32_t first;
+  CachePolicy policy = CachePolicy::kStatic;
+  int32_t window = 0, sinks = 0;
+};
+
+void Compare(DType type, const Case& c) {
   const char* name = nullptr;
-  AttentionFn fast = SelectAttention(DetectCpuFeatures(), hd, &name);
+  AttentionFn fast = SelectAttention(DetectCpuFeatures(), c.hd, &name);
   if (std::string(name) == "reference") GTEST_SKIP() << "no SIMD attention on this CPU";
-  const int64_t total = first + rows;
-  auto k = Random(size_t(total * kv_heads * hd), 1), v = Random(size_t(total * kv_heads * hd), 2);
-  auto q = Random(size_t(rows * heads * hd), 3);
-  size_t elem = type == DType::kF16 ? 2 : 4;
-  std::vector<uint8_t> kc(size_t(kv_heads * capacity * hd) * elem), vc(kc.size());
-  ref::KvStore(k.data(), v.data(), total, kv_heads, hd, capacity, 0, type, kc.data(), vc.data());
-  std::vector<float> s1(size_t(heads * capacity)), s2(s1.size());
-  std::vector<float> o1(size_t(rows * heads * hd)), o2(o1.size());
-  float scale = 1.0f / std::sqrt(float(hd));
-  // Rows first..first+rows−1 read slots up to their own position.
-  ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, type, kc.data(),
-                 vc.data(), s1.data(), o1.data(), 0, heads);
-  fast(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, type, kc.data(), vc.data(),
-       s2.data(), o2.data(), 0, heads);
+  const int64_t total = c.first + c.rows;
+  auto k = Random(size_t(total * c.kv_heads * c.hd), 1);
+  auto v = Random(size_t(total * c.kv_heads * c.hd), 2);
+  auto q = Random(size_t(c.rows * c.heads * c.hd), 3);
+  const size_t elem = type == DType::kF32 ? 4 : (type == DType::kF16 ? 2 : 1);
+  std::vector<uint8_t> kc(size_t(c.kv_heads * c.slots * c.hd) * elem), vc(kc.size());
+  std::vector<float> ks(size_t(c.kv_heads * c.slots)), vs(ks.size());
+  ref::KvCacheView cache;
+  OpParams& p = cache.params;
+  p.n_heads = int32_t(c.heads);
+  p.n_kv_heads = int32_t(c.kv_heads);
+  p.head_dim = int32_t(c.hd);
+  p.scale = 1.0f / std::sqrt(float(c.hd));
+  p.rope_base = 10000.0f;
+  p.cache_policy = c.policy;
+  p.window = c.window;
+  p.sinks = c.sinks;
+  p.cache_slots = int32_t(c.slots);
+  p.kv_quant = type == kDTypeI8 ? KvQuant::kQ8 : KvQuant::kNone;
+  cache.type = type;
+  cache.k = kc.data();
+  cache.v = vc.data();
+  if (type == kDTypeI8) {
+    cache.k_side = ks.data();
+    cache.v_side = vs.data();
+  }
+  // Positions before `first` one at a time (a ring overwrites as it goes), then the step's rows
+  // in one store, as the engine does.
+  for (int32_t t = 0; t < c.first; ++t) {
+    ref::KvStore(k.data() + t * c.kv_heads * c.hd, v.data() + t * c.kv_heads * c.hd, 1, t, cache);
+  }
+  ref::KvStore(k.data() + c.first * c.kv_heads * c.hd, v.data() + c.first * c.kv_heads * c.hd,
+               c.rows, c.first, cache);
+  std::vector<float> s1(size_t(c.heads * c.slots)), s2(s1.size());
+  std::vector<float> o1(size_t(c.rows * c.heads * c.hd)), o2(o1.size());
+  ref::Attention(q.data(), c.rows, c.first, cache, s1.data(), o1.data(), 0, c.heads);
+  fast(q.data(), c.rows, c.first, cache, s2.data(), o2.data(), 0, c.heads);
   for (size_t i = 0; i < o1.size(); ++i) {
-    ASSERT_NEAR(o1[i], o2[i], 2e-5f * (1.0f + std::fabs(o1[i]))) << "element " << i;
+    ASSERT_NEAR(o1[i], o2[i], 2e-5f * (1.0f + std::fabs(o1[i])))
+        << DTypeName(type) << " " << CachePolicyName(c.policy) << " element " << i;
   }
 }
 
 TEST(FastAttentionTest, MatchesReferenceOnAwkwardSizes) {
-  for (DType type : {DType::kF16, DType::kF32}) {
-    Compare(type, 9, 3, 64, 2048, 1, 0);
-    Compare(type, 9, 3, 64, 2048, 1, 2047);
-    Compare(type, 6, 2, 8, 37, 5, 11);
-    Compare(type, 4, 4, 16, 64, 13, 0);
-    Compare(type, 3, 1, 24, 100, 3, 96);
+  for (DType type : {DType::kF16, DType::kF32, kDTypeI8}) {
+    Compare(type, {9, 3, 64, 2048, 1, 0});
+    Compare(type, {9, 3, 64, 2048, 1, 2047});
+    Compare(type, {6, 2, 8, 37, 5, 11});
+    Compare(type, {4, 4, 16, 64, 13, 0});
+    if (type != kDTypeI8) Compare(type, {3, 1, 24, 100, 3, 96});  // q8 needs 2^k head sizes
+  }
+}
+
+TEST(FastAttentionTest, MatchesReferenceOnRings) {
+  for (DType type : {DType::kF16, DType::kF32, kDTypeI8}) {
+    // Sliding window W = 16 in R = W + C − 1 slots, chunks of C = 5, far past the ring's size.
+    Compare(type, {6, 2, 16, 20, 5, 3, CachePolicy::kSlidingWindow, 16});
+    Compare(type, {6, 2, 16, 20, 5, 97, CachePolicy::kSlidingWindow, 16});
+    Compare(type, {9, 3, 64, 64, 1, 300, CachePolicy::kSlidingWindow, 64});
+    // Sinks S = 4 of W = 16.
+    Compare(type, {6, 2, 16, 20, 5, 2, CachePolicy::kSink, 16, 4});
+    Compare(type, {6, 2, 16, 20, 5, 97, CachePolicy::kSink, 16, 4});
+    Compare(type, {9, 3, 64, 67, 1, 500, CachePolicy::kSink, 64, 3});
   }
 }
 

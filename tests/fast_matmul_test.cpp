@@ -26,7 +26,8 @@ namespace {
 
 const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
                         DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
-const MatMulIsa kIsas[] = {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512};
+const MatMulIsa kIsas[] = {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512,
+                           MatMulIsa::kNeon};
 
 // Tiles are up to 8 outputs × 4 rows, and block scales are read 8 or 16 blocks at a time: the
 // sizes leave every remainder of those.
@@ -359,6 +360,12 @@ TEST(SelectMatMulTest, PicksTheBestIsaTheFeaturesAllow) {
   avx2_without_fma.fma = false;
   SelectMatMul(avx2_without_fma, &chosen);
   EXPECT_EQ(chosen, MatMulIsa::kReference);
+
+  CpuFeatures neon{};
+  neon.neon = true;
+  const bool arm64 = MatMulFor(MatMulIsa::kNeon) != nullptr;
+  SelectMatMul(neon, &chosen);
+  EXPECT_EQ(chosen, arm64 ? MatMulIsa::kNeon : MatMulIsa::kReference);
 }
 
 TEST(SelectMatMulTest, ChoiceOnThisMachineRuns) {
@@ -377,6 +384,7 @@ TEST(SelectMatMulTest, IsaNames) {
   EXPECT_STREQ(MatMulIsaName(MatMulIsa::kReference), "reference");
   EXPECT_STREQ(MatMulIsaName(MatMulIsa::kAvx2), "avx2");
   EXPECT_STREQ(MatMulIsaName(MatMulIsa::kAvx512), "avx512");
+  EXPECT_STREQ(MatMulIsaName(MatMulIsa::kNeon), "neon");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The run phase makes no heap allocation or free and creates no thread: from the end of init
 // through chat formatting, tokenization, prefill (chunked), decode, every sampler setting,
-// streaming detokenization, a second chat turn, a reset and a new conversation. malloc, free,
-// operator new/delete and pthread_create are interposed in this binary (platform/
-// alloc_counter.cpp); the test fails on the first event and says where it happened.
+// streaming detokenization, a second chat turn, a reset and a new conversation, snapshots and
+// session files. malloc, free, operator new/delete and pthread_create are interposed in this
+// binary (platform/alloc_counter.cpp); the test fails on the first event and says where.
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -133,6 +133,125 @@ TEST(NoHeapAfterInitTest, LoadedPlanRunPhaseMakesNoHeapEvents) {
   counter::DescribeFirstEvent(where, sizeof(where));
   EXPECT_EQ(counter::Events(), 0u) << where;
   std::remove(plan.c_str());
+}
+
+// Every cache mode: rings (sliding window, sinks) run three turns past both the window and
+// max_context, so the ring caches and the history ring wrap; q8 and q4 quantize as they go.
+struct CacheMode {
+  const char* name;
+  staticlm_kv_type kv;
+  int32_t context, window, sinks;
+};
+
+class NoHeapCacheModeTest : public ::testing::TestWithParam<CacheMode> {};
+
+TEST_P(NoHeapCacheModeTest, RunPhaseMakesNoHeapEvents) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  const CacheMode& mode = GetParam();
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = mode.context;
+  limits.prefill_chunk = 16;
+  limits.kv_type = mode.kv;
+  limits.window = mode.window;
+  limits.sinks = mode.sinks;
+  staticlm_context* raw = nullptr;
+  char error[256];
+  ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  std::vector<char> text(size_t(limits.max_prompt_bytes));
+  std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
+  staticlm_sampler sampler;
+  staticlm_sampler_default(&sampler);
+  sampler.repetition_penalty = 1.2f;  // reads the history, in order, after the ring wraps
+  sampler.repetition_window = 0;
+
+  counter::Start();
+  ChatTurn(ctx.get(), "What is the capital of France? Answer briefly, please.", true, sampler,
+           text.data(), text.size(), tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "And of Italy? Tell me a fact about it, in a long sentence.", false, sampler,
+           text.data(), text.size(), tokens.data(), tokens.size());
+  ChatTurn(ctx.get(), "Write three words about snow, then three about the sea.", false, sampler,
+           text.data(), text.size(), tokens.data(), tokens.size());
+  size_t n_history = 0;
+  (void)staticlm_history(ctx.get(), &n_history);
+  counter::Stop();
+  if (mode.window > 0) {
+    EXPECT_GT(staticlm_position(ctx.get()), mode.context);
+  }
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Events(), 0u) << where;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, NoHeapCacheModeTest,
+                         ::testing::Values(CacheMode{"window", STATICLM_KV_F16, 96, 48, 0},
+                                           CacheMode{"sinks", STATICLM_KV_F16, 96, 48, 4},
+                                           CacheMode{"q8", STATICLM_KV_Q8, 512, 0, 0},
+                                           CacheMode{"q4", STATICLM_KV_Q4, 512, 0, 0},
+                                           CacheMode{"window_q8", STATICLM_KV_Q8, 96, 48, 0},
+                                           CacheMode{"sinks_q8", STATICLM_KV_Q8, 96, 48, 4},
+                                           CacheMode{"window_q4", STATICLM_KV_Q4, 96, 48, 0}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Snapshots (save, restore, slot reuse) and sessions (save, load, a rejected load) too: the
+// session calls do file I/O, but through buffers sized at init.
+TEST(NoHeapAfterInitTest, SnapshotsAndSessionsMakeNoHeapEvents) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 256;
+  limits.prefill_chunk = 16;
+  limits.max_snapshots = 2;
+  staticlm_context* raw = nullptr;
+  char error[256];
+  ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  std::vector<char> text(size_t(limits.max_prompt_bytes));
+  std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
+  staticlm_sampler sampler;
+  staticlm_sampler_default(&sampler);
+  std::string session = staticlm::test::TempPath("no_heap.session");
+  std::string truncated = staticlm::test::TempPath("no_heap_truncated.session");
+  std::FILE* f = std::fopen(truncated.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fputs("SLMSESS", f);
+  std::fclose(f);
+
+  counter::Start();
+  ChatTurn(ctx.get(), "Say hello in French.", true, sampler, text.data(), text.size(),
+           tokens.data(), tokens.size());
+  EXPECT_EQ(staticlm_snapshot_save(ctx.get(), 0), STATICLM_OK);
+  ChatTurn(ctx.get(), "And in German?", false, sampler, text.data(), text.size(), tokens.data(),
+           tokens.size());
+  EXPECT_EQ(staticlm_snapshot_save(ctx.get(), 1), STATICLM_OK);
+  EXPECT_EQ(staticlm_snapshot_restore(ctx.get(), 0), STATICLM_OK);
+  EXPECT_EQ(staticlm_snapshot_save(ctx.get(), 1), STATICLM_OK);  // a slot reused
+  EXPECT_EQ(staticlm_snapshot_restore(ctx.get(), 1), STATICLM_OK);
+  EXPECT_EQ(staticlm_snapshot_restore(ctx.get(), 5), STATICLM_INVALID_ARGUMENT);
+  EXPECT_EQ(staticlm_session_save(ctx.get(), session.c_str()), STATICLM_OK)
+      << staticlm_last_error(ctx.get());
+  staticlm_reset(ctx.get());
+  EXPECT_EQ(staticlm_session_load(ctx.get(), session.c_str()), STATICLM_OK)
+      << staticlm_last_error(ctx.get());
+  EXPECT_EQ(staticlm_session_load(ctx.get(), truncated.c_str()), STATICLM_FORMAT_ERROR);
+  EXPECT_EQ(staticlm_session_save(ctx.get(), "/nonexistent-dir/x.session"), STATICLM_IO_ERROR);
+  ChatTurn(ctx.get(), "And in Spanish?", false, sampler, text.data(), text.size(), tokens.data(),
+           tokens.size());
+  counter::Stop();
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Events(), 0u) << where;
+  std::remove(session.c_str());
+  std::remove(truncated.c_str());
 }
 
 }  // namespace

@@ -136,12 +136,12 @@ TEST_F(PlanFileTest, PlanForAnotherModelIsRejected) {
 
 TEST_F(PlanFileTest, OtherFormatVersionIsRejected) {
   auto bytes = ReadAll(SavePlan("version.plan"));
-  bytes[8] = 2;  // u32 format version after the 8-byte magic
-  std::string path = PlanPath("version2.plan");
+  bytes[8] = 1;  // u32 format version after the 8-byte magic: the previous version
+  std::string path = PlanPath("version1.plan");
   WriteAll(path, bytes);
   std::string message;
   EXPECT_EQ(CreateWith(path, &message), STATICLM_UNSUPPORTED);
-  EXPECT_NE(message.find("format version 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("format version 1"), std::string::npos) << message;
 }
 
 TEST_F(PlanFileTest, OtherBackendIsRejected) {
@@ -237,6 +237,51 @@ TEST_F(PlanFileTest, ReportHasTheJsonKeysAndArenaWithinTarget) {
             STATICLM_OK);
   EXPECT_GT(needed, sizeof(small));
   EXPECT_EQ(std::strlen(small), sizeof(small) - 1);
+}
+
+// The cache policy fields travel in the file: a loaded plan runs a ring cache (past the
+// context), sinks, a per-layer pattern and quantized caches exactly as a built one does.
+TEST_F(PlanFileTest, CachePoliciesRoundTrip) {
+  struct Mode {
+    staticlm_kv_type kv;
+    int32_t window, sinks, global_every;
+  };
+  for (Mode m : {Mode{STATICLM_KV_F16, 32, 0, 0}, Mode{STATICLM_KV_Q8, 32, 4, 0},
+                 Mode{STATICLM_KV_Q4, 32, 0, 0}, Mode{STATICLM_KV_F32, 32, 0, 2}}) {
+    staticlm_limits l = Limits();
+    l.kv_type = m.kv;
+    l.window = m.window;
+    l.sinks = m.sinks;
+    l.global_every = m.global_every;
+    std::string path = PlanPath("policy.plan");
+    char error[256];
+    ASSERT_EQ(staticlm_save_plan(Model().c_str(), &l, path.c_str(), error, sizeof(error)),
+              STATICLM_OK)
+        << error;
+    staticlm_context* raw = nullptr;
+    ASSERT_EQ(staticlm_create(Model().c_str(), &l, &raw, error, sizeof(error)), STATICLM_OK)
+        << error;
+    Context built(raw);
+    staticlm_limits loaded_limits = Limits(path.c_str());  // static f16 apart from the file
+    ASSERT_EQ(staticlm_create(Model().c_str(), &loaded_limits, &raw, error, sizeof(error)),
+              STATICLM_OK)
+        << error;
+    Context loaded(raw);
+    staticlm_memory a, b;
+    staticlm_get_memory(built.get(), &a);
+    staticlm_get_memory(loaded.get(), &b);
+    EXPECT_EQ(a.kv_cache_bytes, b.kv_cache_bytes);
+    // Three prefills of 30 and a decode: position 91, past the window (and, with every layer
+    // windowed, on through a second one to 182, past the context of 96).
+    const int rounds = m.global_every > 0 ? 1 : 2;
+    for (int i = 0; i < rounds; ++i) {
+      PrefillLogits(built.get());
+      PrefillLogits(loaded.get());
+      PrefillLogits(built.get());
+      PrefillLogits(loaded.get());
+      EXPECT_EQ(PrefillLogits(built.get()), PrefillLogits(loaded.get())) << m.kv << " " << m.sinks;
+    }
+  }
 }
 
 }  // namespace

@@ -196,25 +196,45 @@ TEST(ElementwiseTest, SiluMulAddSoftmax) {
 }
 
 // Causal grouped-query attention, computed directly from the K/V rows in double.
-void ExpectAttentionMatches(DType cache_type, double tolerance) {
-  const int64_t heads = 6, kv_heads = 2, hd = 12, capacity = 19, rows = 5;
-  const int32_t first = 7;  // rows at positions 7..11; earlier positions come from the cache
+// q8 and q4 (KIVI, groups of 4 tokens) quantize: `tolerance` bounds their error too.
+void ExpectAttentionMatches(DType cache_type, double tolerance, KvQuant quant = KvQuant::kNone) {
+  const int64_t heads = 6, kv_heads = 2, hd = quant == KvQuant::kNone ? 12 : 16, capacity = 20,
+                rows = 6, group = 4, recent = group + rows - 1;
+  const int32_t first = 7;  // rows at positions 7..12; earlier positions come from the cache
   const int64_t total = first + rows;
   auto k_rows = RandomVector(total * kv_heads * hd, 8);
   auto v_rows = RandomVector(total * kv_heads * hd, 9);
   auto q = RandomVector(rows * heads * hd, 10);
   size_t elem = cache_type == DType::kF16 ? 2 : 4;
   std::vector<uint8_t> k_cache(kv_heads * capacity * hd * elem), v_cache(k_cache.size());
-  ref::KvStore(k_rows.data(), v_rows.data(), first, kv_heads, hd, capacity, 0, cache_type,
-               k_cache.data(), v_cache.data());
-  ref::KvStore(k_rows.data() + first * kv_heads * hd, v_rows.data() + first * kv_heads * hd, rows,
-               kv_heads, hd, capacity, first, cache_type, k_cache.data(), v_cache.data());
-  std::vector<float> scores(heads * capacity), out(rows * heads * hd);
+  std::vector<float> k_side(kv_heads * capacity * 2 * hd), v_side(k_side.size());
+  std::vector<float> k_recent(kv_heads * recent * hd), v_recent(k_recent.size());
   float scale = 1.0f / std::sqrt(float(hd));
-  ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, cache_type,
-                 k_cache.data(), v_cache.data(), scores.data(), out.data(), 0, 2);
-  ref::Attention(q.data(), rows, heads, kv_heads, hd, capacity, first, scale, cache_type,
-                 k_cache.data(), v_cache.data(), scores.data(), out.data(), 2, heads);
+  ref::KvCacheView cache;
+  cache.params.kv_quant = quant;
+  cache.k_side = quant != KvQuant::kNone ? k_side.data() : nullptr;
+  cache.v_side = quant != KvQuant::kNone ? v_side.data() : nullptr;
+  if (quant == KvQuant::kQ4) {
+    cache.params.kv_group = group;
+    cache.params.recent_slots = recent;
+    cache.k_recent = k_recent.data();
+    cache.v_recent = v_recent.data();
+  }
+  cache.params.n_heads = heads;
+  cache.params.n_kv_heads = kv_heads;
+  cache.params.head_dim = hd;
+  cache.params.scale = scale;
+  cache.params.rope_base = 10000.0f;
+  cache.params.cache_slots = capacity;
+  cache.type = cache_type;
+  cache.k = k_cache.data();
+  cache.v = v_cache.data();
+  ref::KvStore(k_rows.data(), v_rows.data(), first, 0, cache);
+  ref::KvStore(k_rows.data() + first * kv_heads * hd, v_rows.data() + first * kv_heads * hd, rows,
+               first, cache);
+  std::vector<float> scores(heads * capacity), out(rows * heads * hd);
+  ref::Attention(q.data(), rows, first, cache, scores.data(), out.data(), 0, 2);
+  ref::Attention(q.data(), rows, first, cache, scores.data(), out.data(), 2, heads);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t h = 0; h < heads; ++h) {
       int64_t g = h / (heads / kv_heads);
@@ -239,6 +259,17 @@ void ExpectAttentionMatches(DType cache_type, double tolerance) {
       }
     }
   }
+}
+
+// int8 with a scale per (token, head) of max|x| / 127, in the Hadamard basis.
+TEST(AttentionTest, Q8CacheMatchesWithinInt8Precision) {
+  ExpectAttentionMatches(kDTypeI8, 0.03, KvQuant::kQ8);
+}
+
+// 4 bits (16 levels over each key channel's or value row's range): coarse, but a wrong slot,
+// group or scale would be off by the data's own size (~1).
+TEST(AttentionTest, Q4CacheMatchesWithinFourBitPrecision) {
+  ExpectAttentionMatches(kDTypeKvQ4, 0.25, KvQuant::kQ4);
 }
 
 TEST(AttentionTest, F32CacheMatchesDirectComputation) {

@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "backends/cpu/reference_kernels.h"
@@ -26,6 +27,7 @@ struct MatMulJob {
   int64_t n_in, rows;
   const float* x;
   bool silu_mul;
+  void (*silu_mul_fn)(float* gate, const float* up, int64_t n);
   float* acc;  // non-null: acc += y0
   int tasks_per_weight[3];
 };
@@ -43,7 +45,7 @@ void MatMulTask(void* user, int task) {
   if (j.silu_mul) {
     j.fn(j.type[1], j.w[1], j.n_out[1], j.n_in, j.x, j.rows, j.y[1], begin, end);
     for (int64_t r = 0; r < j.rows; ++r) {
-      ref::SiluMul(j.y[0] + r * j.n_out[0] + begin, j.y[1] + r * j.n_out[1] + begin, end - begin);
+      j.silu_mul_fn(j.y[0] + r * j.n_out[0] + begin, j.y[1] + r * j.n_out[1] + begin, end - begin);
     }
   }
   if (j.acc != nullptr) {
@@ -65,20 +67,37 @@ void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n
 
 struct AttentionJob {
   AttentionFn fn;
-  const Op* op;
   const float* q;
-  int64_t rows, capacity;
+  int64_t rows;
   int32_t position;
-  DType cache_type;
-  const uint8_t *k_cache, *v_cache;
+  ref::KvCacheView cache;
   float *scores, *out;
 };
 
 void AttentionTask(void* user, int head) {
   const AttentionJob& j = *static_cast<const AttentionJob*>(user);
-  const OpParams& p = j.op->params;
-  j.fn(j.q, j.rows, p.n_heads, p.n_kv_heads, p.head_dim, j.capacity, j.position, p.scale,
-       j.cache_type, j.k_cache, j.v_cache, j.scores, j.out, head, head + 1);
+  j.fn(j.q, j.rows, j.position, j.cache, j.scores, j.out, head, head + 1);
+}
+
+// A kKvStore's or kAttention's cache tensors, `at(i)` being the address of the i-th in KvLayout
+// order (k, v, [side k, v], [recent k, v]).
+template <typename At>
+ref::KvCacheView ViewOf(const Plan& plan, const Op& op, uint32_t k_tensor, At at) {
+  ref::KvCacheView c;
+  c.params = op.params;
+  c.type = plan.tensors[k_tensor].dtype;
+  c.k = at(0);
+  c.v = at(1);
+  KvLayout layout = GetKvLayout(op.params.kv_quant);
+  if (layout.store_side >= 0) {
+    c.k_side = reinterpret_cast<float*>(at(2));
+    c.v_side = reinterpret_cast<float*>(at(3));
+  }
+  if (layout.store_recent >= 0) {
+    c.k_recent = reinterpret_cast<float*>(at(4));
+    c.v_recent = reinterpret_cast<float*>(at(5));
+  }
+  return c;
 }
 
 }  // namespace
@@ -95,7 +114,8 @@ Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
   const char* wanted = options_.kernels[0] != '\0' && !options_.reference_kernels
                            ? options_.kernels
                            : KernelChoice(options_);
-  for (MatMulIsa candidate : {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512}) {
+  for (MatMulIsa candidate :
+       {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512, MatMulIsa::kNeon}) {
     if (std::strcmp(MatMulIsaName(candidate), wanted) != 0) continue;
     if (!IsaSupported(candidate, DetectCpuFeatures()) || MatMulRangeFor(candidate) == nullptr) {
       return Status::Error(StatusCode::kUnsupported,
@@ -142,11 +162,27 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   const char* pin_warning = nullptr;
   STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
-  std::snprintf(description_, sizeof(description_), "cpu: %s matmul, %s attention, %d thread%s%s%s",
-                MatMulIsaName(isa), attention_name, options_.threads,
+  STATICLM_RETURN_IF_ERROR(PrepareElementwise(isa == MatMulIsa::kReference));
+  std::snprintf(description_, sizeof(description_),
+                "cpu: %s matmul, %s attention, %s element-wise, %d thread%s%s%s",
+                MatMulIsaName(isa), attention_name, elementwise_.name, options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
   return Status::Ok();
+}
+
+// The element-wise kernels and the RoPE table (sized by the largest chunk and head).
+Status CpuBackend::PrepareElementwise(bool reference) {
+  elementwise_ = SelectElementwise(DetectCpuFeatures(), reference);
+  reference_rope_ = reference;
+  int64_t rows = 1, head_dim = 2;
+  for (const BoundPlan& b : plans_) {
+    rows = std::max<int64_t>(rows, b.plan->limits.prefill_chunk);
+    for (const Op& op : b.plan->ops) {
+      if (op.kind == OpKind::kRope) head_dim = std::max<int64_t>(head_dim, op.params.head_dim);
+    }
+  }
+  return rope_angles_.Init(rows, head_dim);
 }
 
 Status CpuBackend::Execute(int plan_index, const StepParams& step) {
@@ -158,7 +194,9 @@ Status CpuBackend::Execute(int plan_index, const StepParams& step) {
   if (step.n_tokens <= 0 || step.n_tokens > limits.prefill_chunk) {
     return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
   }
-  if (step.position < 0 || step.position > limits.max_context - step.n_tokens) {
+  // Ring caches take any position (up to int32's end); a Static cache only its slots.
+  const int32_t end = PlanPositionsUnbounded(*b.plan) ? INT32_MAX : limits.max_context;
+  if (step.position < 0 || step.position > end - step.n_tokens) {
     return Status::Error(StatusCode::kContextFull, "step would write past the context");
   }
   for (const Op& op : b.plan->ops) RunOp(b, op, step);
@@ -175,6 +213,7 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
   job.x = f32(op.inputs[0]);
   job.rows = rows;
   job.silu_mul = p.silu_mul;
+  job.silu_mul_fn = elementwise_.silu_mul;
   job.acc = layout.acc_output >= 0 ? f32(op.outputs[layout.acc_output]) : nullptr;
   int tasks = 0;
   for (int i = 0; i < layout.n_weights; ++i) {
@@ -190,7 +229,8 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
   }
   if (p.norm_input) {  // normalise x once, on this thread, before the products read it
     float* normed = f32(op.outputs[layout.normed_output]);
-    ref::RmsNorm(job.x, f32(op.inputs[layout.norm_weight_input]), rows, job.n_in, p.eps, normed);
+    elementwise_.rms_norm(job.x, f32(op.inputs[layout.norm_weight_input]), rows, job.n_in, p.eps,
+                          normed);
     job.x = normed;
   }
   pool_.ParallelFor(tasks, MatMulTask, &job);
@@ -199,16 +239,13 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
 void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams& step,
                               int64_t rows) {
   auto Address = [&](uint32_t t) { return b.addresses[t]; };
-  const TensorRegion& cache = b.plan->tensors[op.inputs[1]];
+  // Inputs: q, k, v, scores, then the side and recent tensors (KvLayout order past scores).
+  auto cache = [&](int i) { return Address(op.inputs[i < 2 ? 1 + i : 2 + i]); };
   AttentionJob job{attention_,
-                   &op,
                    reinterpret_cast<const float*>(Address(op.inputs[0])),
                    rows,
-                   cache.shape[1],
                    step.position,
-                   cache.dtype,
-                   Address(op.inputs[1]),
-                   Address(op.inputs[2]),
+                   ViewOf(*b.plan, op, op.inputs[1], cache),
                    reinterpret_cast<float*>(Address(op.inputs[3])),
                    reinterpret_cast<float*>(Address(op.outputs[0]))};
   pool_.ParallelFor(op.params.n_heads, AttentionTask, &job);
@@ -232,18 +269,26 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       return;
     }
     case OpKind::kRmsNorm:
-      ref::RmsNorm(input_f32(0), input_f32(1), rows, width, p.eps, y);
+      elementwise_.rms_norm(input_f32(0), input_f32(1), rows, width, p.eps, y);
       return;
     case OpKind::kMatMul:
       RunMatMul(b, op, rows);
       return;
-    case OpKind::kRope:
-      ref::Rope(y, rows, width / p.head_dim, p.head_dim, step.position, p.rope_base);
+    case OpKind::kRope: {
+      const float* angles = reference_rope_
+                                ? nullptr
+                                : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base);
+      if (angles != nullptr) {
+        RopeAngles::Apply(y, rows, width / p.head_dim, p.head_dim, angles);
+      } else {
+        ref::Rope(y, rows, width / p.head_dim, p.head_dim, step.position, p.rope_base);
+      }
       return;
+    }
     case OpKind::kKvStore: {
-      const TensorRegion& cache = plan.tensors[op.outputs[0]];
-      ref::KvStore(input_f32(0), input_f32(1), rows, p.n_kv_heads, p.head_dim, cache.shape[1],
-                   step.position, cache.dtype, Address(op.outputs[0]), Address(op.outputs[1]));
+      auto cache = [&](int i) { return Address(op.outputs[i]); };
+      ref::KvStore(input_f32(0), input_f32(1), rows, step.position,
+                   ViewOf(plan, op, op.outputs[0], cache));
       return;
     }
     case OpKind::kAttention:
@@ -253,7 +298,7 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       ref::Add(y, input_f32(0), rows * width);
       return;
     case OpKind::kSiluMul:
-      ref::SiluMul(y, input_f32(0), rows * width);
+      elementwise_.silu_mul(y, input_f32(0), rows * width);
       return;
     case OpKind::kTakeLast: {
       const TensorRegion& x = plan.tensors[op.inputs[0]];

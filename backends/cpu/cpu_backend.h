@@ -9,7 +9,9 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/fast_attention.h"
+#include "backends/cpu/fast_elementwise.h"
 #include "backends/cpu/fast_matmul.h"
+#include "backends/cpu/rope_angles.h"
 #include "platform/thread_pool.h"
 
 namespace staticlm::cpu {
@@ -39,6 +41,7 @@ class CpuBackend final : public Backend {
   };
 
   Status ChooseMatMul(MatMulIsa* isa);
+  Status PrepareElementwise(bool reference);
   void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
@@ -52,6 +55,9 @@ class CpuBackend final : public Backend {
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
   AttentionFn attention_ = nullptr;
+  ElementwiseKernels elementwise_{};
+  RopeAngles rope_angles_;
+  bool reference_rope_ = true;
   ThreadPool pool_;
   char description_[160] = "cpu (not prepared)";
 };

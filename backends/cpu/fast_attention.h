@@ -1,20 +1,19 @@
-// Fast causal attention over a Static cache (AVX2 + FMA + F16C), with the contract of
-// ref::Attention: same arguments, same results up to the order of float additions. Each
-// (row, head) is computed by one call in a fixed order, so results do not depend on threads.
+// Fast attention (AVX2 + FMA + F16C) over every cache policy, for F16, F32 and q8 caches, with
+// the contract of ref::Attention: same arguments, same results up to the order of float
+// additions (q4 caches are handed to ref::Attention). Each (row, head) is computed by one call
+// in a fixed order, so results do not depend on threads.
 #pragma once
 
 #include <cstdint>
 
-#include "backends/dtype.h"
+#include "backends/cpu/reference_kernels.h"
 #include "platform/cpu_features.h"
 
 namespace staticlm::cpu {
 
-using AttentionFn = void (*)(const float* q, int64_t rows, int64_t n_heads, int64_t kv_heads,
-                             int64_t head_dim, int64_t capacity, int32_t first_position,
-                             float scale, DType cache_type, const uint8_t* k_cache,
-                             const uint8_t* v_cache, float* scores, float* out, int64_t head_begin,
-                             int64_t head_end);
+using AttentionFn = void (*)(const float* q, int64_t rows, int32_t first_position,
+                             const ref::KvCacheView& cache, float* scores, float* out,
+                             int64_t head_begin, int64_t head_end);
 
 // The fastest attention `features` allow for heads of `head_dim` (the SIMD one needs a multiple
 // of 8); ref::Attention otherwise. *name receives "avx2" or "reference". Init only.

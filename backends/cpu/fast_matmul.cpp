@@ -33,6 +33,13 @@ void MatMulAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, con
 }
 #endif
 
+#if defined(STATICLM_HAVE_NEON_MATMUL)
+void MatMulNeon(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                int64_t rows, float* y) {
+  detail::MatMulRangeNeon(type, w, n_out, n_in, x, rows, y, 0, n_out);
+}
+#endif
+
 }  // namespace
 
 bool IsaSupported(MatMulIsa isa, const CpuFeatures& f) {
@@ -43,6 +50,8 @@ bool IsaSupported(MatMulIsa isa, const CpuFeatures& f) {
       return f.avx2 && f.fma && f.f16c;
     case MatMulIsa::kAvx512:
       return f.avx512f && f.avx512bw && f.avx512vl && f.avx2 && f.fma && f.f16c;
+    case MatMulIsa::kNeon:
+      return f.neon;
   }
   return false;
 }
@@ -56,6 +65,10 @@ MatMulFn MatMulFor(MatMulIsa isa) {
       return &MatMulAvx2;
     case MatMulIsa::kAvx512:
       return &MatMulAvx512;
+#endif
+#if defined(STATICLM_HAVE_NEON_MATMUL)
+    case MatMulIsa::kNeon:
+      return &MatMulNeon;
 #endif
     default:
       return nullptr;
@@ -72,13 +85,18 @@ MatMulRangeFn MatMulRangeFor(MatMulIsa isa) {
     case MatMulIsa::kAvx512:
       return &detail::MatMulRangeAvx512;
 #endif
+#if defined(STATICLM_HAVE_NEON_MATMUL)
+    case MatMulIsa::kNeon:
+      return &detail::MatMulRangeNeon;
+#endif
     default:
       return nullptr;
   }
 }
 
 MatMulFn SelectMatMul(const CpuFeatures& features, MatMulIsa* chosen) {
-  const MatMulIsa preference[] = {MatMulIsa::kAvx512, MatMulIsa::kAvx2, MatMulIsa::kReference};
+  const MatMulIsa preference[] = {MatMulIsa::kAvx512, MatMulIsa::kAvx2, MatMulIsa::kNeon,
+                                  MatMulIsa::kReference};
   for (MatMulIsa isa : preference) {
     MatMulFn fn = MatMulFor(isa);
     if (fn != nullptr && IsaSupported(isa, features)) {
@@ -98,6 +116,8 @@ const char* MatMulIsaName(MatMulIsa isa) {
       return "avx2";
     case MatMulIsa::kAvx512:
       return "avx512";
+    case MatMulIsa::kNeon:
+      return "neon";
   }
   return "?";
 }

@@ -37,15 +37,16 @@ using MatMulRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out, int6
                                const float* x, int64_t rows, float* y, int64_t o_begin,
                                int64_t o_end);
 
-enum class MatMulIsa { kReference, kAvx2, kAvx512 };
+enum class MatMulIsa { kReference, kAvx2, kAvx512, kNeon };
 
 // The fastest implementation `features` allows; stores its ISA in *chosen when not null.
-// AVX-512 needs avx512f+bw+vl and f16c; AVX2 needs avx2+fma+f16c. Init only.
+// AVX-512 needs avx512f+bw+vl and f16c; AVX2 needs avx2+fma+f16c; NEON (arm64) needs neon.
+// Init only.
 MatMulFn SelectMatMul(const CpuFeatures& features, MatMulIsa* chosen);
 
 // A specific implementation (for tests and benchmarks), or nullptr when this build does not
-// contain it (non-x86). Whether the CPU can run it is the caller's business: see
-// IsaSupported.
+// contain it (the x86 ones on arm64 and the NEON one on x86). Whether the CPU can run it is the
+// caller's business: see IsaSupported.
 MatMulFn MatMulFor(MatMulIsa isa);
 MatMulRangeFn MatMulRangeFor(MatMulIsa isa);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "backends/dtype.h"
+#include "backends/plan.h"
 
 namespace staticlm::cpu::ref {
 
@@ -27,21 +28,44 @@ void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const flo
 void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
           float base);
 
-// Writes k and v (rows, kv_heads · head_dim) into one layer's caches, laid out
-// (kv_heads, capacity, head_dim) of `cache_type` (F32 or F16), at slots first_slot + r.
-void KvStore(const float* k, const float* v, int64_t rows, int64_t kv_heads, int64_t head_dim,
-             int64_t capacity, int32_t first_slot, DType cache_type, uint8_t* k_cache,
-             uint8_t* v_cache);
+// One layer's cache as the kernels see it: the op's parameters (policy, quantization, slots,
+// heads; backends/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
+struct KvCacheView {
+  OpParams params;
+  DType type = DType::kF32;  // of k and v: F16 or F32 (no quantization), I8 (q8), KV_Q4 (q4)
+  uint8_t* k = nullptr;      // (kv_heads, cache_slots, head_dim)
+  uint8_t* v = nullptr;
+  float* k_side = nullptr;    // q8: scales (kv_heads, slots); q4: (kv_heads, slots/group, 2, hd)
+  float* v_side = nullptr;    // q8: scales (kv_heads, slots); q4: (kv_heads, slots, 2)
+  float* k_recent = nullptr;  // q4: (kv_heads, recent_slots, head_dim)
+  float* v_recent = nullptr;
+};
 
-// Causal attention over a Static cache (slot = position), for query heads [head_begin,
-// head_end). Row r of q (rows, n_heads · head_dim) is at position first_position + r and
-// attends to slots 0 … that position. Query head h reads KV head h / (n_heads / kv_heads).
-// scores is scratch (n_heads, capacity): head h uses row h only, so disjoint head ranges can
-// run concurrently.
-void Attention(const float* q, int64_t rows, int64_t n_heads, int64_t kv_heads, int64_t head_dim,
-               int64_t capacity, int32_t first_position, float scale, DType cache_type,
-               const uint8_t* k_cache, const uint8_t* v_cache, float* scores, float* out,
-               int64_t head_begin, int64_t head_end);
+// Writes k and v (rows, kv_heads · head_dim), the rows of positions first_position + r, into
+// one layer's cache at the slots its policy gives (backends/kv_policy.h). q8 stores each
+// (token, head) row Hadamard-rotated (backends/cpu/hadamard.h), with scale max|x| / 127. q4 writes
+// the full-precision rings, then quantizes every group this step completes: keys per channel,
+// values per token, 4 bits, asymmetric.
+void KvStore(const float* k, const float* v, int64_t rows, int32_t first_position,
+             const KvCacheView& cache);
+
+// Attention over one layer's cache, for query heads [head_begin, head_end). Row r of q
+// (rows, n_heads · head_dim) is at position first_position + r and attends to the positions
+// its policy gives; rows is the step's token count. Query head h reads KV head
+// h / (n_heads / kv_heads). scores is scratch (n_heads, cache_slots): head h uses row h only,
+// so disjoint head ranges can run concurrently.
+void Attention(const float* q, int64_t rows, int32_t first_position, const KvCacheView& cache,
+               float* scores, float* out, int64_t head_begin, int64_t head_end);
+
+// The query rotated by `delta` positions (RoPE, adjacent pairs as Rope above): how a Sink
+// cache scores its sinks from the query's position inside the cache.
+void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, float* out);
+
+// One cached key or value element as f32: position t, KV head g, dim d. `step_end` is the end
+// of the current step (q4 reads positions from QuantizedEnd(step_end) on from the rings). q8
+// elements are in the Hadamard-rotated basis: attention rotates the query and its output.
+float LoadKey(const KvCacheView& cache, int64_t step_end, int64_t t, int64_t g, int64_t d);
+float LoadValue(const KvCacheView& cache, int64_t step_end, int64_t t, int64_t g, int64_t d);
 
 // a[i] += b[i]
 void Add(float* a, const float* b, int64_t n);

@@ -5,7 +5,9 @@
  * sizes and allocates every buffer, and may fail with a message saying what and where. The run
  * phase (every other call on a context) never allocates heap memory, never creates a thread,
  * never performs I/O, and reports errors as a status plus a static message available from
- * staticlm_last_error(). Each declaration below states its phase.
+ * staticlm_last_error(). Each declaration below states its phase. The session calls
+ * (staticlm_session_save, staticlm_session_load) are the exception to "no I/O": they read or
+ * write a file, but they too allocate nothing.
  *
  * Threading: a context is used by one thread at a time; distinct contexts are independent.
  * Ownership: the caller owns every buffer it passes; staticlm keeps no pointer to them after
@@ -35,6 +37,8 @@ typedef enum staticlm_status {
 
 /* Element type of the KV cache. Q8: int8 with a scale per token and head. Q4: 4-bit in the
  * manner of KIVI (keys per channel, values per token), the most recent tokens in full precision. */
+#define STATICLM_WINDOW_FROM_MODEL (-1)
+
 typedef enum staticlm_kv_type {
   STATICLM_KV_F16 = 0,
   STATICLM_KV_F32 = 1,
@@ -54,6 +58,9 @@ typedef struct staticlm_limits {
   int32_t reference_kernels; /* nonzero: the plain reference kernels (the oracle), not SIMD */
   int32_t busy_wait;         /* nonzero: workers spin between ops instead of sleeping */
   int32_t pin_threads;       /* nonzero: pin worker i to core i */
+  /* nonzero: pre-fault and mlock weights, cache, arena and io at init, so no page fault or
+   * paging disturbs the run; where the system refuses, staticlm_init_notes says why. */
+  int32_t lock_memory;
   /* A plan file (made by staticlm_save_plan) to load instead of building plans; NULL: build.
    * Its context, batch, chunk and KV type replace the fields above. Borrowed for the call. */
   const char* plan_path;
@@ -61,14 +68,29 @@ typedef struct staticlm_limits {
    * staticlm_fusion_pass() values. Fused and unfused plans give the same logits. */
   uint32_t disabled_fusions;
   /* The backend: "cpu", "vulkan" or "auto" (Vulkan when a device works, else the CPU, saying
-   * why in staticlm_backend_note); NULL means "cpu". Borrowed for the call. */
+   * why in staticlm_init_notes); NULL means "cpu". Borrowed for the call. */
   const char* backend;
   int32_t device; /* Vulkan: the device index (staticlm_list_devices); 0 = the first */
   /* Cache policy. window > 0: a sliding window of that many positions (a ring buffer), so
    * generation goes on past max_context with constant memory. sinks > 0 (needs window): keep
-   * the first `sinks` positions as attention sinks (StreamingLLM). 0, 0: the static cache. */
+   * the first `sinks` positions as attention sinks (StreamingLLM). 0, 0: the static cache.
+   * window = STATICLM_WINDOW_FROM_MODEL: the window and layer pattern the model's metadata
+   * gives (GGUF <arch>.attention.sliding_window, .sliding_window_pattern); an error if none. */
   int32_t window;
   int32_t sinks;
+  /* Per-layer policy, with a window: layer i keeps a static (global) cache when
+   * (i + 1) % global_every == 0, the others the window; 0 or 1: every layer windowed. */
+  int32_t global_every;
+  /* Snapshot slots for staticlm_snapshot_save / staticlm_snapshot_restore (prefix reuse),
+   * allocated at init, each the size of the KV cache plus the token history and one row of
+   * logits (see staticlm_memory.snapshot_bytes). Default 0: none, so a context that never
+   * snapshots pays nothing. At most 64. */
+  int32_t max_snapshots;
+  /* Vulkan: a pipeline cache file, loaded at init when this driver and device made it (a stale
+   * or corrupt file is ignored) and written after the pipelines are made, so a second start
+   * skips shader compilation; staticlm_init_notes says what happened. NULL: "<plan_path>.vkcache"
+   * when plan_path is set, else no cache; "": no cache. Borrowed for the call. */
+  const char* pipeline_cache_path;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
@@ -91,6 +113,9 @@ typedef struct staticlm_memory {
   uint64_t total_bytes;             /* the sum of the above */
   uint64_t arena_lower_bound_bytes; /* most bytes live at one op: the best any arena can do */
   uint64_t arena_naive_bytes;       /* the arena with no sharing */
+  /* Snapshot slots (max_snapshots of them) and the buffer session files stream through;
+   * included in total_bytes. */
+  uint64_t snapshot_bytes;
 } staticlm_memory;
 
 /* Init phase. Builds the plan for `model_path` under `limits` and reports its memory without
@@ -103,6 +128,14 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
  * types with their counts and bytes. Validates the file as staticlm_create does. */
 staticlm_status staticlm_describe_model(const char* model_path, char* out, size_t capacity,
                                         char* error, size_t error_capacity);
+
+/* Init phase. Writes one line per Vulkan device into `out` (NUL-terminated, truncated to
+ * `capacity`), e.g. "0: llvmpipe (LLVM 15.0.6, 256 bits) [cpu, Vulkan 1.3]"; the number before
+ * the colon is staticlm_limits.device. `*n_devices` gets the count (may be NULL).
+ * STATICLM_UNSUPPORTED, with the reason in `error`, when this build has no Vulkan backend or
+ * the machine has no driver or device. */
+staticlm_status staticlm_list_devices(char* out, size_t capacity, int* n_devices, char* error,
+                                      size_t error_capacity);
 
 /* Init phase. Builds the plans for `model_path` under `limits` and writes them to `plan_path`
  * (atomically: a temporary file renamed into place): a versioned, checksummed file bound to
@@ -226,9 +259,51 @@ void staticlm_reset(staticlm_context* context);
 /* Run phase. The next cache position (tokens in the cache). */
 int32_t staticlm_position(const staticlm_context* context);
 
-/* Run phase. The token history since the last reset (prompt and generated tokens). The pointer
- * stays valid until the next prefill, decode or reset. */
+/* Run phase. The token history since the last reset (prompt and generated tokens), oldest
+ * first; under a window (positions past max_context) the last max_context of them. The pointer
+ * stays valid until the next prefill, decode, reset or history call. */
 const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens);
+
+/* Run phase: no allocation, no I/O. Copies the conversation into snapshot slot `slot`
+ * (0 ≤ slot < limits.max_snapshots), replacing what the slot held: the cache entries in use,
+ * the position, the token history, the last logits and the text staticlm_token_to_text holds
+ * back. Under the static cache only the first `position` entries of each head are copied;
+ * under other cache policies the whole cache. The random generator is not part of a snapshot
+ * (seed each conversation as you like). STATICLM_INVALID_ARGUMENT for a slot out of range.
+ * The conversation itself is never changed. */
+staticlm_status staticlm_snapshot_save(staticlm_context* context, int32_t slot);
+
+/* Run phase: no allocation, no I/O. Makes the conversation the one saved in `slot`, without
+ * prefilling anything: the next prefill continues after it, and staticlm_logits returns the
+ * logits it had. Prefix reuse: prefill a shared prefix (a system prompt) once, save it, and
+ * restore it at the start of every new conversation; a slot can be restored any number of
+ * times. The result is bit for bit what prefilling the prefix again would give.
+ * STATICLM_INVALID_ARGUMENT (slot out of range) or STATICLM_INVALID_STATE (nothing saved in the
+ * slot) leave the conversation unchanged. */
+staticlm_status staticlm_snapshot_restore(staticlm_context* context, int32_t slot);
+
+/* File I/O, no allocation. Saves the conversation to `path` (borrowed for the call): the cache
+ * entries in use, the position, the token history, the last logits, the text held back and the
+ * random generator's state, behind a header naming the format version, the model's
+ * fingerprint, a hash of the plan and the cache policy (README: "Session files"). Writing is
+ * atomic: the bytes go to a temporary file beside `path`, are synced, and the temporary is
+ * renamed over `path`, so `path` holds its old contents or the whole new session, never a part.
+ * STATICLM_IO_ERROR when the file cannot be written (the temporary is removed). The
+ * conversation is unchanged either way. */
+staticlm_status staticlm_session_save(staticlm_context* context, const char* path);
+
+/* File I/O, no allocation. Replaces the conversation with the one saved in `path`, so that
+ * generation continues exactly as the uninterrupted run would have (same logits, same random
+ * state: the same tokens). The context must come from the same model file and the same plan
+ * (context, prefill chunk, KV type, cache policy, fusions); threads, kernels and
+ * max_snapshots may differ. Everything is checked before the conversation is touched: header,
+ * sizes, and a checksum over every byte (the file is read twice: verify, then apply). Errors,
+ * each with a message naming the file, leave the context exactly as it was:
+ * STATICLM_IO_ERROR (cannot be read), STATICLM_UNSUPPORTED (another format version),
+ * STATICLM_INVALID_ARGUMENT (another model, plan or cache policy), STATICLM_FORMAT_ERROR (not a
+ * session file, truncated or corrupted). Only a file modified in place between the two reads
+ * can fail after that; then the conversation is reset and STATICLM_IO_ERROR returned. */
+staticlm_status staticlm_session_load(staticlm_context* context, const char* path);
 
 /* What one step reads and computes, derived from the plan. */
 typedef struct staticlm_step_cost {
@@ -252,9 +327,10 @@ const char* staticlm_backend_description(const staticlm_context* context);
 /* Run phase. The backend that runs this context ("cpu" or "vulkan"). */
 const char* staticlm_backend_name(const staticlm_context* context);
 
-/* Run phase. With backend "auto": why Vulkan was not used (e.g. "vulkan unavailable (no
- * device); using cpu"); "" when it was, or when a backend was named. */
-const char* staticlm_backend_note(const staticlm_context* context);
+/* Run phase. What init wants the user to know, "; "-separated, or "" when nothing: with
+ * backend "auto", why Vulkan was not used ("vulkan unavailable (...); using cpu"); with
+ * lock_memory, why the memory could not be locked. */
+const char* staticlm_init_notes(const staticlm_context* context);
 
 /* Run phase. Seconds the calling thread has spent waiting for worker threads (the
  * synchronisation cost) since the context was created or the counter was reset. */

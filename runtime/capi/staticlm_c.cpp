@@ -36,11 +36,8 @@ void WriteError(const Status& s, char* error, size_t capacity) {
 
 Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   if (in == nullptr) return Status::Error(StatusCode::kInvalidArgument, "limits are NULL");
-  if (in->kv_type != STATICLM_KV_F16 && in->kv_type != STATICLM_KV_F32) {
-    if (in->kv_type == STATICLM_KV_Q8 || in->kv_type == STATICLM_KV_Q4) {
-      return Status::Error(StatusCode::kUnsupported, "KV type %s is not supported yet",
-                           in->kv_type == STATICLM_KV_Q8 ? "q8" : "q4");
-    }
+  if (in->kv_type != STATICLM_KV_F16 && in->kv_type != STATICLM_KV_F32 &&
+      in->kv_type != STATICLM_KV_Q8 && in->kv_type != STATICLM_KV_Q4) {
     return Status::Error(StatusCode::kInvalidArgument, "unknown KV type %d", int(in->kv_type));
   }
   const char* backend = in->backend != nullptr ? in->backend : "cpu";
@@ -51,17 +48,24 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->max_batch = in->max_batch;
   out->prefill_chunk = in->prefill_chunk;
   out->max_prompt_bytes = in->max_prompt_bytes;
-  out->kv_dtype = in->kv_type == STATICLM_KV_F32 ? staticlm::DType::kF32 : staticlm::DType::kF16;
+  out->kv_dtype = in->kv_type == STATICLM_KV_F32  ? staticlm::DType::kF32
+                  : in->kv_type == STATICLM_KV_Q8 ? staticlm::kDTypeI8
+                  : in->kv_type == STATICLM_KV_Q4 ? staticlm::kDTypeKvQ4
+                                                  : staticlm::DType::kF16;
   out->threads = in->threads;
   out->reference_kernels = in->reference_kernels != 0;
   out->busy_wait = in->busy_wait != 0;
   out->pin_threads = in->pin_threads != 0;
+  out->lock_memory = in->lock_memory != 0;
   out->plan_path = in->plan_path;
   out->disabled_fusions = in->disabled_fusions;
   std::snprintf(out->backend, sizeof(out->backend), "%s", backend);
   out->device = in->device;
   out->window = in->window;
   out->sinks = in->sinks;
+  out->global_every = in->global_every;
+  out->max_snapshots = in->max_snapshots;
+  out->pipeline_cache_path = in->pipeline_cache_path;
   return Status::Ok();
 }
 
@@ -74,6 +78,7 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
   out->total_bytes = m.total_bytes;
   out->arena_lower_bound_bytes = m.arena.lower_bound_bytes;
   out->arena_naive_bytes = m.arena.naive_bytes;
+  out->snapshot_bytes = m.snapshot_bytes;
 }
 
 // Loads (or builds) the plans of a model without allocating its buffers: enough for reports
@@ -106,12 +111,16 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->reference_kernels = 0;
   limits->busy_wait = 0;
   limits->pin_threads = 0;
+  limits->lock_memory = 0;
   limits->plan_path = nullptr;
   limits->disabled_fusions = 0;
   limits->backend = nullptr;
   limits->device = 0;
   limits->window = 0;
   limits->sinks = 0;
+  limits->global_every = 0;
+  limits->max_snapshots = 0;
+  limits->pipeline_cache_path = nullptr;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -308,6 +317,22 @@ const int32_t* staticlm_history(const staticlm_context* context, size_t* n_token
   return context->engine.history(n_tokens);
 }
 
+staticlm_status staticlm_snapshot_save(staticlm_context* context, int32_t slot) {
+  return Record(context, context->engine.SaveSnapshot(slot));
+}
+
+staticlm_status staticlm_snapshot_restore(staticlm_context* context, int32_t slot) {
+  return Record(context, context->engine.RestoreSnapshot(slot));
+}
+
+staticlm_status staticlm_session_save(staticlm_context* context, const char* path) {
+  return Record(context, context->engine.SaveSession(path));
+}
+
+staticlm_status staticlm_session_load(staticlm_context* context, const char* path) {
+  return Record(context, context->engine.LoadSession(path));
+}
+
 void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, int32_t position,
                             staticlm_step_cost* cost) {
   staticlm::StepCost c =
@@ -325,8 +350,8 @@ const char* staticlm_backend_name(const staticlm_context* context) {
   return context->engine.backend()->name();
 }
 
-const char* staticlm_backend_note(const staticlm_context* context) {
-  return context->engine.backend_note();
+const char* staticlm_init_notes(const staticlm_context* context) {
+  return context->engine.init_notes();
 }
 
 const char* staticlm_backend_description(const staticlm_context* context) {

@@ -1,9 +1,12 @@
 #include "runtime/engine/engine.h"
 
+#include <climits>
 #include <cstdio>
 #include <cstring>
 
 #include "backends/backend_registry.h"
+#include "backends/plan_validation.h"
+#include "platform/memory_lock.h"
 #include "runtime/model/model_hash.h"
 #include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/llama_plan_builder.h"
@@ -21,6 +24,28 @@ uint64_t Bytes(const Plan* plans, int n_plans, BufferId id) {
     most = b > most ? b : most;
   }
   return most;
+}
+
+// The sliding window a model's metadata gives, and which layers keep a global cache (gemma
+// style: every `pattern`-th layer).
+Status ReadModelWindow(const gguf::GgufFile& file, EngineLimits* limits) {
+  uint32_t window = 0, pattern = 0;
+  if (file.FindKey("llama.attention.sliding_window") == nullptr) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the model's metadata gives no sliding window "
+                         "(llama.attention.sliding_window)");
+  }
+  STATICLM_RETURN_IF_ERROR(file.GetU32("llama.attention.sliding_window", &window));
+  if (file.FindKey("llama.attention.sliding_window_pattern") != nullptr) {
+    STATICLM_RETURN_IF_ERROR(file.GetU32("llama.attention.sliding_window_pattern", &pattern));
+  }
+  if (window == 0 || window > (1u << 24) || pattern > (1u << 24)) {
+    return Status::Error(StatusCode::kFormatError, "the model's sliding window %u is out of range",
+                         window);
+  }
+  limits->window = static_cast<int32_t>(window);
+  limits->global_every = static_cast<int32_t>(pattern);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -43,13 +68,20 @@ Status Engine::CheckLimits() const {
   if (l.device < 0) {
     return Status::Error(StatusCode::kInvalidArgument, "device %d is negative", l.device);
   }
-  if (l.window < 0 || l.sinks < 0) {
+  if (l.window < -1 || l.sinks < 0 || l.global_every < 0) {
     return Status::Error(StatusCode::kInvalidArgument, "window %d and sinks %d must be >= 0",
                          l.window, l.sinks);
   }
-  if (l.window != 0 || l.sinks != 0) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "sliding-window and sink caches are not supported yet");
+  if (l.sinks > 0 && l.window == 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "sinks %d need a window (--window)",
+                         l.sinks);
+  }
+  if (l.sinks > 0 && l.kv_dtype == kDTypeKvQ4) {
+    return Status::Error(StatusCode::kUnsupported, "a q4 KV cache does not support sinks");
+  }
+  if (l.max_snapshots < 0 || l.max_snapshots > SnapshotSlots::kMaxSlots) {
+    return Status::Error(StatusCode::kInvalidArgument, "max_snapshots %d is outside 0..%d",
+                         l.max_snapshots, SnapshotSlots::kMaxSlots);
   }
   if (l.threads > 256) {
     return Status::Error(StatusCode::kInvalidArgument, "threads %d is more than 256", l.threads);
@@ -59,9 +91,11 @@ Status Engine::CheckLimits() const {
 
 Status Engine::Load(const char* model_path, const EngineLimits& limits) {
   limits_ = limits;
+  STATICLM_RETURN_IF_ERROR(CopyPipelineCachePath(limits));
   STATICLM_RETURN_IF_ERROR(CheckLimits());
   STATICLM_RETURN_IF_ERROR(file_.Open(model_path));
   STATICLM_RETURN_IF_ERROR(ReadLlamaConfig(file_, &config_));
+  if (limits_.window < 0) STATICLM_RETURN_IF_ERROR(ReadModelWindow(file_, &limits_));
   STATICLM_RETURN_IF_ERROR(
       InitTokenizerFromGguf(file_, static_cast<size_t>(limits.max_prompt_bytes), &tokenizer_));
   if (tokenizer_.vocab_size() != config_.vocab_size) {
@@ -84,6 +118,10 @@ Status Engine::BuildPlans() {
   plan_limits.max_context = limits_.max_context;
   plan_limits.max_batch = limits_.max_batch;
   plan_limits.kv_dtype = limits_.kv_dtype;
+  plan_limits.window = limits_.window;
+  plan_limits.sinks = limits_.sinks;
+  plan_limits.global_every = limits_.global_every;
+  plan_limits.cache_chunk = limits_.prefill_chunk;  // both plans share the prefill's rings
   n_plans_ = limits_.prefill_chunk > 1 ? 2 : 1;
   for (int i = 0; i < n_plans_; ++i) {
     plan_limits.prefill_chunk = i == kDecodePlan ? 1 : limits_.prefill_chunk;
@@ -98,6 +136,8 @@ Status Engine::LoadPlans(const char* path) {
   auto contents = std::make_unique<PlanFileContents>();
   STATICLM_RETURN_IF_ERROR(LoadPlanFile(path, contents.get()));
   uint64_t fingerprint = FingerprintBytes(file_.file_data(), file_.file_bytes());
+  session_.model_fingerprint = fingerprint;
+  session_.have_fingerprint = true;
   if (contents->model_fingerprint != fingerprint) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "plan file %s was made for another model (fingerprint %016llx, this "
@@ -123,6 +163,9 @@ Status Engine::LoadPlans(const char* path) {
   limits_.max_batch = l.max_batch;
   limits_.prefill_chunk = l.prefill_chunk;
   limits_.kv_dtype = l.kv_dtype;
+  limits_.window = l.window;
+  limits_.sinks = l.sinks;
+  limits_.global_every = l.global_every;
   Status s = CheckLoadedPlans();
   if (!s.ok()) return Status::Error(s.code(), "plan file %s: %s", path, s.message());
   return Status::Ok();
@@ -135,12 +178,17 @@ Status Engine::CheckLoadedPlans() const {
   const Plan& prefill = plans_[n_plans_ - 1];
   if (decode.limits.prefill_chunk != 1 ||
       (n_plans_ == 2 && (decode.limits.max_context != prefill.limits.max_context ||
-                         decode.limits.kv_dtype != prefill.limits.kv_dtype))) {
+                         decode.limits.kv_dtype != prefill.limits.kv_dtype ||
+                         decode.limits.window != prefill.limits.window ||
+                         decode.limits.sinks != prefill.limits.sinks ||
+                         decode.limits.global_every != prefill.limits.global_every ||
+                         decode.limits.cache_chunk != prefill.limits.cache_chunk))) {
     return Status::Error(StatusCode::kFormatError, "decode and prefill plans disagree");
   }
   if (prefill.limits.max_context <= 0 || prefill.limits.prefill_chunk <= 0 ||
       prefill.limits.prefill_chunk > prefill.limits.max_context ||
-      (prefill.limits.kv_dtype != DType::kF16 && prefill.limits.kv_dtype != DType::kF32)) {
+      (prefill.limits.kv_dtype != DType::kF16 && prefill.limits.kv_dtype != DType::kF32 &&
+       prefill.limits.kv_dtype != kDTypeI8 && prefill.limits.kv_dtype != kDTypeKvQ4)) {
     return Status::Error(StatusCode::kFormatError, "its limits are out of range");
   }
   if (prefill.limits.max_context > config_.context_length) {
@@ -156,6 +204,11 @@ Status Engine::CheckLoadedPlans() const {
             StatusCode::kFormatError, "its %s needs %llu bytes, more than such a plan can (%llu)",
             BufferName(b), static_cast<unsigned long long>(plan.buffer_bytes[static_cast<int>(b)]),
             static_cast<unsigned long long>(bound));
+      }
+    }
+    for (const TensorRegion& t : plan.tensors) {
+      if (!TensorShapeInRange(t)) {
+        return Status::Error(StatusCode::kFormatError, "a tensor's shape is out of range");
       }
     }
     if (plan.tensors[plan.logits_tensor].elements() != config_.vocab_size ||
@@ -190,6 +243,26 @@ Status Engine::SavePlans(const char* path) const {
   return SavePlanFile(path, *contents);
 }
 
+// The path is borrowed for the call; the engine keeps its own copy (default: beside the plan).
+Status Engine::CopyPipelineCachePath(const EngineLimits& limits) {
+  int n = 0;
+  if (limits.pipeline_cache_path != nullptr) {
+    n = std::snprintf(pipeline_cache_path_, sizeof(pipeline_cache_path_), "%s",
+                      limits.pipeline_cache_path);
+  } else if (limits.plan_path != nullptr) {
+    n = std::snprintf(pipeline_cache_path_, sizeof(pipeline_cache_path_), "%s.vkcache",
+                      limits.plan_path);
+  } else {
+    pipeline_cache_path_[0] = '\0';
+  }
+  limits_.pipeline_cache_path = pipeline_cache_path_;
+  if (n < 0 || size_t(n) >= sizeof(pipeline_cache_path_)) {
+    pipeline_cache_path_[0] = '\0';
+    return Status::Error(StatusCode::kInvalidArgument, "pipeline cache path is too long");
+  }
+  return Status::Ok();
+}
+
 BackendOptions Engine::MakeBackendOptions() const {
   BackendOptions options;
   options.threads = limits_.threads;
@@ -198,6 +271,8 @@ BackendOptions Engine::MakeBackendOptions() const {
   options.reference_kernels = limits_.reference_kernels;
   options.device = limits_.device;
   std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
+  std::memcpy(options.pipeline_cache_path, pipeline_cache_path_,
+              sizeof(options.pipeline_cache_path));
   return options;
 }
 
@@ -207,10 +282,15 @@ void Engine::ComputeMemoryReport() {
   memory_.arena_bytes = Bytes(plans_, n_plans_, BufferId::kArena);
   memory_.io_bytes = Bytes(plans_, n_plans_, BufferId::kIo);
   memory_.arena = arenas_[n_plans_ - 1];  // the prefill plan's, the larger
-  memory_.host_bytes = static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) +
-                       tokenizer_.ScratchBytes() + Sampler::ScratchBytes(config_.vocab_size);
+  // The history, and under ring caches its in-order copy (history()).
+  const uint64_t history_copies = PlanPositionsUnbounded(plans_[0]) ? 2 : 1;
+  memory_.host_bytes =
+      history_copies * static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) +
+      tokenizer_.ScratchBytes() + Sampler::ScratchBytes(config_.vocab_size);
+  memory_.snapshot_bytes = SessionStore::Bytes(limits_.max_snapshots, memory_.kv_cache_bytes,
+                                               limits_.max_context, config_.vocab_size);
   memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
-                        memory_.io_bytes + memory_.host_bytes;
+                        memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
 }
 
 Status Engine::Allocate() {
@@ -218,7 +298,11 @@ Status Engine::Allocate() {
   STATICLM_RETURN_IF_ERROR(arena_.Allocate(memory_.arena_bytes, 64, "the arena"));
   STATICLM_RETURN_IF_ERROR(io_.Allocate(memory_.io_bytes, 64, "the io buffer"));
   history_ = std::make_unique<int32_t[]>(static_cast<size_t>(limits_.max_context));
+  if (PlanPositionsUnbounded(plans_[0])) {
+    history_in_order_ = std::make_unique<int32_t[]>(static_cast<size_t>(limits_.max_context));
+  }
   STATICLM_RETURN_IF_ERROR(sampler_.Init(config_.vocab_size));
+  STATICLM_RETURN_IF_ERROR(InitSessionStore());
 
   BufferBinding binding;
   binding.data[int(BufferId::kWeights)] = const_cast<uint8_t*>(file_.tensor_data());
@@ -230,6 +314,7 @@ Status Engine::Allocate() {
   binding.data[int(BufferId::kIo)] = io_.data();
   binding.bytes[int(BufferId::kIo)] = io_.size();
   STATICLM_RETURN_IF_ERROR(PrepareBackend(binding));
+  if (limits_.lock_memory) LockMemory(binding);
 
   // Warm-up: one step touches every weight page and every code path once, so the first real
   // token does not pay for page faults. Its cache slot is overwritten before it is ever read.
@@ -243,16 +328,37 @@ Status Engine::Allocate() {
   return Status::Ok();
 }
 
-// "auto" tries Vulkan and falls back to the CPU, keeping the reason in backend_note_.
+void Engine::AddInitNote(const char* note) {
+  size_t used = std::strlen(init_notes_);
+  std::snprintf(init_notes_ + used, sizeof(init_notes_) - used, "%s%s", used > 0 ? "; " : "", note);
+}
+
+// --lock: every buffer resident and locked before the first step, so a benchmark sees no page
+// faults. A refusal is a note, not an error: the run is still correct, only less steady.
+void Engine::LockMemory(const BufferBinding& binding) {
+  const char* why = "";
+  for (int b = 0; b < kBufferCount; ++b) {
+    if (!PrefaultAndLock(binding.data[b], binding.bytes[b], &why)) {
+      char note[200];
+      std::snprintf(note, sizeof(note), "memory not locked: %s", why);
+      AddInitNote(note);
+      return;
+    }
+  }
+}
+
+// "auto" tries Vulkan and falls back to the CPU, saying why in the init notes.
 Status Engine::PrepareBackend(const BufferBinding& binding) {
   const Plan* plans[2] = {&plans_[0], &plans_[1]};
   const bool automatic = std::strcmp(limits_.backend, "auto") == 0;
   const char* first = automatic ? "vulkan" : limits_.backend;
   Status s = CreateBackend(first, MakeBackendOptions(), &backend_);
   if (s.ok()) s = backend_->Prepare(plans, n_plans_, binding);
+  if (s.ok() && backend_->prepare_note()[0] != '\0') AddInitNote(backend_->prepare_note());
   if (s.ok() || !automatic) return s;
-  std::snprintf(backend_note_, sizeof(backend_note_), "vulkan unavailable (%s); using cpu",
-                s.message());
+  char note[320];
+  std::snprintf(note, sizeof(note), "vulkan unavailable (%s); using cpu", s.message());
+  AddInitNote(note);
   backend_.reset();
   STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
   return backend_->Prepare(plans, n_plans_, binding);
@@ -266,7 +372,10 @@ Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {
   step.n_tokens = n_tokens;
   step.position = position_;
   STATICLM_RETURN_IF_ERROR(backend_->Execute(plan, step));
-  std::memcpy(history_.get() + position_, tokens, sizeof(int32_t) * size_t(n_tokens));
+  // A ring of the last max_context tokens (positions only pass max_context under ring caches).
+  for (int32_t i = 0; i < n_tokens; ++i) {
+    history_[static_cast<size_t>((int64_t{position_} + i) % limits_.max_context)] = tokens[i];
+  }
   position_ += n_tokens;
   have_logits_ = true;
   return Status::Ok();
@@ -275,7 +384,9 @@ Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {
 Status Engine::Prefill(const int32_t* tokens, size_t n_tokens) {
   if (backend_ == nullptr) return Status::Error(StatusCode::kInvalidState, "not allocated");
   if (n_tokens == 0) return Status::Error(StatusCode::kInvalidArgument, "no tokens to prefill");
-  if (n_tokens > static_cast<size_t>(limits_.max_context - position_)) {
+  // Ring caches take positions without bound, up to int32's end.
+  const int32_t end = PlanPositionsUnbounded(plans_[0]) ? INT32_MAX : limits_.max_context;
+  if (n_tokens > static_cast<size_t>(end - position_)) {
     return Status::Error(StatusCode::kContextFull, "the tokens do not fit in the context");
   }
   for (size_t i = 0; i < n_tokens; ++i) {
@@ -302,7 +413,24 @@ const float* Engine::logits() const {
 Status Engine::Sample(const SamplerParams& params, int32_t* token) {
   const float* l = logits();
   if (l == nullptr) return Status::Error(StatusCode::kInvalidState, "no logits: prefill first");
-  return sampler_.Sample(l, history_.get(), static_cast<size_t>(position_), params, token);
+  size_t n = 0;
+  const int32_t* tokens = history(&n);
+  return sampler_.Sample(l, tokens, n, params, token);
+}
+
+const int32_t* Engine::history(size_t* n) const {
+  const size_t ctx = static_cast<size_t>(limits_.max_context);
+  const size_t pos = static_cast<size_t>(position_);
+  if (pos <= ctx) {
+    *n = pos;
+    return history_.get();
+  }
+  // The ring has wrapped: the oldest kept token is at pos % ctx.
+  const size_t head = pos % ctx;
+  std::memcpy(history_in_order_.get(), history_.get() + head, sizeof(int32_t) * (ctx - head));
+  std::memcpy(history_in_order_.get() + (ctx - head), history_.get(), sizeof(int32_t) * head);
+  *n = ctx;
+  return history_in_order_.get();
 }
 
 void Engine::Reset() {

@@ -10,11 +10,14 @@
 #include "backends/backend.h"
 #include "backends/plan.h"
 #include "platform/aligned_buffer.h"
+#include "platform/atomic_file.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/llama_config.h"
 #include "runtime/plan/memory_planner.h"
 #include "runtime/sampler/sampler.h"
+#include "runtime/session/session_file.h"
+#include "runtime/session/session_store.h"
 #include "runtime/tokenizer/chat_template.h"
 #include "runtime/tokenizer/detokenizer.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -39,9 +42,19 @@ struct EngineLimits {
   // The backend by name: "cpu", "vulkan" or "auto" (vulkan if it prepares, else cpu).
   char backend[16] = "cpu";
   int32_t device = 0;  // Vulkan device index
+  // Pre-fault and mlock the weights, cache, arena and io at init (a note says when the system
+  // does not allow locking).
+  bool lock_memory = false;
   // Cache policy (0, 0: static). See include/staticlm/staticlm.h.
-  int32_t window = 0;
+  int32_t window = 0;  // −1: from the model's metadata
   int32_t sinks = 0;
+  int32_t global_every = 0;
+  // Snapshot slots (SaveSnapshot / RestoreSnapshot), each as large as the KV cache plus the
+  // history and logits, allocated at init. 0: none.
+  int32_t max_snapshots = 0;
+  // Vulkan: a pipeline cache file, loaded at init when valid and written after; nullptr:
+  // "<plan_path>.vkcache" when plan_path is set, else none. Borrowed for the Init call.
+  const char* pipeline_cache_path = nullptr;
 };
 
 struct MemoryReport {
@@ -50,6 +63,7 @@ struct MemoryReport {
   uint64_t arena_bytes = 0;
   uint64_t io_bytes = 0;
   uint64_t host_bytes = 0;
+  uint64_t snapshot_bytes = 0;  // snapshot slots and the session file staging buffer
   uint64_t total_bytes = 0;
   ArenaReport arena;
 };
@@ -69,19 +83,28 @@ class Engine {
   Status Sample(const SamplerParams& params, int32_t* token);
   void Reset();
 
+  // Snapshots and session files (runtime/engine/engine_session.cpp). Run phase: no
+  // allocation; the session calls do file I/O. A failed restore or load leaves the
+  // conversation as it was. See include/staticlm/staticlm.h.
+  Status SaveSnapshot(int32_t slot);
+  Status RestoreSnapshot(int32_t slot);
+  Status SaveSession(const char* path);
+  Status LoadSession(const char* path);
+
   const float* logits() const;
   int32_t position() const { return position_; }
-  const int32_t* history(size_t* n) const {
-    *n = static_cast<size_t>(position_);
-    return history_.get();
-  }
+  // The tokens in the cache's history, oldest first: all of them, or under ring caches
+  // (window > 0) once more than max_context have been seen, the last max_context. Valid until
+  // the next run-phase call.
+  const int32_t* history(size_t* n) const;
 
   const LlamaConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
   const Backend* backend() const { return backend_.get(); }
   Backend* backend() { return backend_.get(); }
-  // Why "auto" did not use Vulkan (empty when it did, or when a backend was named).
-  const char* backend_note() const { return backend_note_; }
+  // What init wants the user to know, "; "-separated: why "auto" did not use Vulkan, why
+  // memory could not be locked. Empty when nothing.
+  const char* init_notes() const { return init_notes_; }
   // The plan a step of n_tokens tokens runs: the decode plan for 1, else the prefill plan.
   const Plan& plan_for(int32_t n_tokens) const { return plans_[PlanIndex(n_tokens)]; }
   const ArenaReport& arena_for(int32_t n_tokens) const { return arenas_[PlanIndex(n_tokens)]; }
@@ -103,9 +126,18 @@ class Engine {
   Status CheckLoadedPlans() const;
   BackendOptions MakeBackendOptions() const;
   Status PrepareBackend(const BufferBinding& binding);
+  void LockMemory(const BufferBinding& binding);
+  void AddInitNote(const char* note);
+  Status CopyPipelineCachePath(const EngineLimits& limits);
   Status CheckLimits() const;
   Status RunChunk(const int32_t* tokens, int32_t n_tokens);
   void ComputeMemoryReport();
+  Status InitSessionStore();
+  uint64_t ModelFingerprint();
+  float* MutableLogits();
+  Status CheckSessionHeader(const SessionHeader& h) const;
+  Status StreamSessionPayload(SessionReader* reader, const SessionHeader& h, bool apply);
+  Status WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum);
 
   EngineLimits limits_;
   gguf::GgufFile file_;
@@ -117,16 +149,21 @@ class Engine {
   Plan plans_[2];
   ArenaReport arenas_[2];
   int n_plans_ = 0;
-  char plan_kernels_[32] = {0};  // the kernel choice a loaded plan file names
+  char plan_kernels_[32] = {0};          // the kernel choice a loaded plan file names
+  char pipeline_cache_path_[512] = {0};  // owned copy of limits.pipeline_cache_path
   MemoryReport memory_;
   AlignedBuffer kv_cache_;
   AlignedBuffer arena_;
   AlignedBuffer io_;
   std::unique_ptr<Backend> backend_;
-  char backend_note_[320] = {0};
-  std::unique_ptr<int32_t[]> history_;  // max_context tokens: what is in the cache
+  char init_notes_[640] = {0};
+  // max_context tokens, token p at p % max_context: what is in the cache (the last
+  // max_context tokens under ring caches).
+  std::unique_ptr<int32_t[]> history_;
+  std::unique_ptr<int32_t[]> history_in_order_;  // ring caches: history() unrolls into this
   int32_t position_ = 0;
   bool have_logits_ = false;
+  SessionStore session_;
 };
 
 }  // namespace staticlm

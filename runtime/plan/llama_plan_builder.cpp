@@ -11,10 +11,45 @@
 namespace staticlm {
 namespace {
 
+// KIVI's group: keys are quantized per channel over this many tokens, and the tokens of the
+// last, incomplete group stay in full precision.
+constexpr int32_t kQ4Group = 32;
+
 bool IsMatrixType(DType t) {
   return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
          t == DType::kQ4_0 || t == DType::kQ4_1;
 }
+
+int32_t RingChunk(const PlanLimits& l) {
+  return l.cache_chunk > l.prefill_chunk ? l.cache_chunk : l.prefill_chunk;
+}
+
+}  // namespace
+
+// The layer's cache: policy from the limits, slots from the policy, the layout from kv_dtype.
+OpParams LlamaCacheParams(const PlanLimits& l, int layer) {
+  OpParams p{};
+  const bool global = l.global_every > 1 && (layer + 1) % l.global_every == 0;
+  const int32_t chunk = RingChunk(l);
+  if (l.window > 0 && !global) {
+    p.cache_policy = l.sinks > 0 ? CachePolicy::kSink : CachePolicy::kSlidingWindow;
+    p.window = l.window;
+    p.sinks = l.sinks;
+    p.cache_slots = l.window + chunk - 1;
+  } else {
+    p.cache_slots = l.max_context;
+  }
+  if (l.kv_dtype == kDTypeI8) p.kv_quant = KvQuant::kQ8;
+  if (l.kv_dtype == kDTypeKvQ4) {
+    p.kv_quant = KvQuant::kQ4;
+    p.kv_group = kQ4Group;
+    p.cache_slots = (p.cache_slots + kQ4Group - 1) / kQ4Group * kQ4Group;
+    p.recent_slots = kQ4Group + chunk - 1;
+  }
+  return p;
+}
+
+namespace {
 
 class Builder {
  public:
@@ -34,6 +69,7 @@ class Builder {
   uint32_t AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
                  std::initializer_list<uint32_t> outputs, OpParams params = {});
   Status AddLayer(int layer, uint32_t x);
+  int AddCaches(int layer, const OpParams& p, uint32_t* cache);
   void PlaceSequentially(BufferId buffer);
 
   const gguf::GgufFile& file_;
@@ -125,18 +161,13 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w_up));
   STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_down", d, f, true, &w_down));
 
-  char name[48];
-  const int64_t capacity = limits_.max_context;
-  std::snprintf(name, sizeof(name), "blk.%d.cache_k", layer);
-  uint32_t k_cache =
-      Add(BufferId::kKvCache, limits_.kv_dtype, {c_.n_kv_heads, capacity, c_.head_dim}, name);
-  std::snprintf(name, sizeof(name), "blk.%d.cache_v", layer);
-  uint32_t v_cache =
-      Add(BufferId::kKvCache, limits_.kv_dtype, {c_.n_kv_heads, capacity, c_.head_dim}, name);
+  OpParams heads = LlamaCacheParams(limits_, layer);
+  const int64_t capacity = heads.cache_slots;
+  uint32_t cache[6] = {0, 0, 0, 0, 0, 0};
+  const int n_cache = AddCaches(layer, heads, cache);
 
   OpParams norm{};
   norm.eps = c_.rms_eps;
-  OpParams heads{};
   heads.layer = layer;
   heads.n_heads = c_.n_heads;
   heads.n_kv_heads = c_.n_kv_heads;
@@ -155,11 +186,24 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   AddOp(OpKind::kMatMul, {h, wq}, {q});
   AddOp(OpKind::kMatMul, {h, wk}, {k});
   AddOp(OpKind::kMatMul, {h, wv}, {v});
-  OpParams q_rope = heads;
-  AddOp(OpKind::kRope, {}, {q}, q_rope);
-  AddOp(OpKind::kRope, {}, {k}, heads);
-  AddOp(OpKind::kKvStore, {k, v}, {k_cache, v_cache}, heads);
-  AddOp(OpKind::kAttention, {q, k_cache, v_cache, scores}, {att}, heads);
+  OpParams rope{};
+  rope.layer = layer;
+  rope.n_heads = c_.n_heads;
+  rope.n_kv_heads = c_.n_kv_heads;
+  rope.head_dim = c_.head_dim;
+  rope.rope_base = c_.rope_base;
+  AddOp(OpKind::kRope, {}, {q}, rope);
+  AddOp(OpKind::kRope, {}, {k}, rope);
+  uint32_t store = AddOp(OpKind::kKvStore, {k, v}, {}, heads);
+  uint32_t attend = AddOp(OpKind::kAttention, {q, cache[0], cache[1], scores}, {att}, heads);
+  for (int i = 0; i < n_cache; ++i) {
+    Op& s = plan_.ops[store];
+    s.outputs[s.n_outputs++] = cache[i];
+    if (i >= 2) {
+      Op& a = plan_.ops[attend];
+      a.inputs[a.n_inputs++] = cache[i];
+    }
+  }
   AddOp(OpKind::kMatMul, {att, wo}, {proj});
   AddOp(OpKind::kAdd, {proj}, {x});
 
@@ -174,6 +218,32 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   AddOp(OpKind::kMatMul, {gate, w_down}, {down});
   AddOp(OpKind::kAdd, {down}, {x});
   return Status::Ok();
+}
+
+// The layer's cache tensors in KvLayout order (k, v, [side k, v], [recent k, v]); returns how
+// many.
+int Builder::AddCaches(int layer, const OpParams& p, uint32_t* cache) {
+  const int64_t heads = c_.n_kv_heads, slots = p.cache_slots, hd = c_.head_dim;
+  char name[48];
+  auto add = [&](const char* what, DType type, std::initializer_list<int64_t> shape) {
+    std::snprintf(name, sizeof(name), "blk.%d.%s", layer, what);
+    return Add(BufferId::kKvCache, type, shape, name);
+  };
+  cache[0] = add("cache_k", limits_.kv_dtype, {heads, slots, hd});
+  cache[1] = add("cache_v", limits_.kv_dtype, {heads, slots, hd});
+  if (p.kv_quant == KvQuant::kQ8) {
+    cache[2] = add("cache_k_scale", DType::kF32, {heads, slots});
+    cache[3] = add("cache_v_scale", DType::kF32, {heads, slots});
+    return 4;
+  }
+  if (p.kv_quant == KvQuant::kQ4) {
+    cache[2] = add("cache_k_params", DType::kF32, {heads, slots / p.kv_group, 2, hd});
+    cache[3] = add("cache_v_params", DType::kF32, {heads, slots, 2});
+    cache[4] = add("cache_k_recent", DType::kF32, {heads, p.recent_slots, hd});
+    cache[5] = add("cache_v_recent", DType::kF32, {heads, p.recent_slots, hd});
+    return 6;
+  }
+  return 2;
 }
 
 // KV cache and io tensors are laid out one after another; only the arena is shared.
@@ -243,9 +313,31 @@ Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
     return Status::Error(StatusCode::kInvalidArgument, "prefill chunk %d exceeds the context %d",
                          limits.prefill_chunk, limits.max_context);
   }
-  if (limits.kv_dtype != DType::kF32 && limits.kv_dtype != DType::kF16) {
+  if (limits.kv_dtype != DType::kF32 && limits.kv_dtype != DType::kF16 &&
+      limits.kv_dtype != kDTypeI8 && limits.kv_dtype != kDTypeKvQ4) {
     return Status::Error(StatusCode::kUnsupported, "KV cache type %s is not supported",
                          DTypeName(limits.kv_dtype));
+  }
+  if (limits.kv_dtype == kDTypeKvQ4 && config.head_dim % 2 != 0) {
+    return Status::Error(StatusCode::kUnsupported, "a q4 KV cache needs an even head size");
+  }
+  if (limits.kv_dtype == kDTypeI8 && (config.head_dim & (config.head_dim - 1)) != 0) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "a q8 KV cache needs a power-of-two head size (its rows are "
+                         "Hadamard-rotated), not %d",
+                         config.head_dim);
+  }
+  if (limits.window < 0 || limits.sinks < 0 || limits.global_every < 0 || limits.cache_chunk < 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "window, sinks and pattern must be >= 0");
+  }
+  if (limits.window > limits.max_context) {
+    return Status::Error(StatusCode::kInvalidArgument, "window %d exceeds the context %d",
+                         limits.window, limits.max_context);
+  }
+  if (limits.sinks > 0 && limits.sinks >= limits.window) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "sinks %d need a window larger than them (window %d)", limits.sinks,
+                         limits.window);
   }
   return Status::Ok();
 }
@@ -263,13 +355,27 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
     return (b + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
   };
   const uint64_t chunk = static_cast<uint64_t>(l.prefill_chunk);
-  const uint64_t ctx = static_cast<uint64_t>(l.max_context);
   const uint64_t q_width = static_cast<uint64_t>(c.n_heads) * c.head_dim;
   const uint64_t kv_width = static_cast<uint64_t>(c.n_kv_heads) * c.head_dim;
+  // The most slots any layer's policy gives (a ring or a static cache).
+  uint64_t slots = 0;
+  uint64_t layers_bytes = 0;
+  for (int layer = 0; layer < c.n_layers; ++layer) {
+    OpParams p = LlamaCacheParams(l, layer);
+    const uint64_t n = static_cast<uint64_t>(p.cache_slots);
+    slots = n > slots ? n : slots;
+    uint64_t bytes = 2 * aligned(DTypeBytes(l.kv_dtype, kv_width * n));
+    if (p.kv_quant == KvQuant::kQ8) bytes += 2 * aligned(4 * c.n_kv_heads * n);
+    if (p.kv_quant == KvQuant::kQ4) {
+      bytes += aligned(4 * 2 * kv_width * (n / static_cast<uint64_t>(p.kv_group))) +
+               aligned(4 * 2 * c.n_kv_heads * n) +
+               2 * aligned(4 * kv_width * static_cast<uint64_t>(p.recent_slots));
+    }
+    layers_bytes += bytes;
+  }
   switch (buffer) {
     case BufferId::kKvCache:
-      return 2 * static_cast<uint64_t>(c.n_layers) *
-             aligned(kv_width * ctx * DTypeBytes(l.kv_dtype, 1));
+      return layers_bytes;
     case BufferId::kIo:
       return aligned(4 * static_cast<uint64_t>(c.vocab_size)) + aligned(4 * chunk);
     case BufferId::kArena: {
@@ -277,7 +383,7 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
       uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
                         3 * static_cast<uint64_t>(c.ffn_width);
       uint64_t layer =
-          4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * ctx) + 16 * kPlanAlignment;
+          4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * slots) + 16 * kPlanAlignment;
       return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * c.width);
     }
     case BufferId::kWeights:

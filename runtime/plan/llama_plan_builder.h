@@ -27,6 +27,10 @@ Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
 // sharing for the arena. A plan file asking for more is refused before anything is allocated.
 uint64_t LlamaBufferBound(const LlamaConfig& config, const PlanLimits& limits, BufferId buffer);
 
+// The cache fields of layer `layer`'s kKvStore and kAttention ops (policy, quantization, slots)
+// under `limits`: the one place a layer's cache size is decided.
+OpParams LlamaCacheParams(const PlanLimits& limits, int layer);
+
 // How many times BuildLlamaPlan has run in this process: lets a test prove that loading a plan
 // file builds nothing.
 uint64_t LlamaPlanBuildCount();

@@ -1,5 +1,7 @@
 #include "runtime/plan/plan_cost.h"
 
+#include "backends/kv_policy.h"
+
 namespace staticlm {
 namespace {
 
@@ -69,22 +71,29 @@ StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_
       c.flops = 4 * U(rows * out.shape[1]);
       break;
     case OpKind::kKvStore: {
-      uint64_t elem = DTypeBytes(out.dtype, 1);
-      uint64_t values = 2 * U(rows * p.n_kv_heads * p.head_dim);
-      c.kv_cache_bytes = values * elem;
-      c.bytes_read = values * 4;
-      c.bytes_written = values * elem;
+      // A token's keys or values of every KV head, as stored (q8/q4 with their scales).
+      uint64_t token = U(p.n_kv_heads) * (DTypeBytes(out.dtype, U(p.head_dim)) +
+                                          (p.kv_quant == KvQuant::kNone ? 0 : 8));
+      c.kv_cache_bytes = 2 * U(rows) * token;
+      c.bytes_read = 2 * U(rows * p.n_kv_heads * p.head_dim) * 4;
+      c.bytes_written = c.kv_cache_bytes;
       break;
     }
     case OpKind::kAttention: {
       const TensorRegion& cache = plan.tensors[op.inputs[1]];
-      uint64_t elem = DTypeBytes(cache.dtype, 1);
-      // Each KV head's keys and values up to the last position are read once per step (the
-      // query heads of a group share them while they are in cache).
-      uint64_t span = U(position + rows);
-      c.kv_cache_bytes = 2 * span * U(p.n_kv_heads * p.head_dim) * elem;
+      uint64_t token =
+          DTypeBytes(cache.dtype, U(p.head_dim)) + (p.kv_quant == KvQuant::kNone ? 0 : 8);
+      // Each KV head's keys and values of the positions the last row attends to are read once
+      // per step (the query heads of a group, and the rows, share them while they are in
+      // cache): up to the position under a static cache, at most the window under a ring.
+      uint64_t span = U(Attended(p, position + rows - 1).cache_position + 1);
+      if (p.cache_policy != CachePolicy::kStatic) {
+        uint64_t rows_span = U(rows - 1) + U(p.window);
+        span = rows_span < U(position + rows) ? rows_span : U(position + rows);
+      }
+      c.kv_cache_bytes = 2 * span * U(p.n_kv_heads) * token;
       uint64_t pairs = 0;
-      for (int64_t r = 0; r < rows; ++r) pairs += U(position + r + 1);
+      for (int64_t r = 0; r < rows; ++r) pairs += U(Attended(p, position + r).cache_position + 1);
       c.flops = 4 * pairs * U(p.n_heads * p.head_dim);
       c.bytes_read = c.kv_cache_bytes + out_bytes;
       c.bytes_written = out_bytes;

@@ -1,13 +1,10 @@
 #include "runtime/plan/plan_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "platform/atomic_file.h"
 #include "platform/file_map.h"
 
 namespace staticlm {
@@ -69,6 +66,10 @@ void WriteLimits(Writer* w, const PlanLimits& l) {
   w->U32(static_cast<uint32_t>(l.max_batch));
   w->U32(static_cast<uint32_t>(l.prefill_chunk));
   w->U32(static_cast<uint32_t>(l.kv_dtype));
+  w->U32(static_cast<uint32_t>(l.window));
+  w->U32(static_cast<uint32_t>(l.sinks));
+  w->U32(static_cast<uint32_t>(l.global_every));
+  w->U32(static_cast<uint32_t>(l.cache_chunk));
 }
 
 void WriteTensor(Writer* w, const TensorRegion& t) {
@@ -98,6 +99,11 @@ void WriteOp(Writer* w, const Op& op) {
   w->U8(p.n_weights);
   w->U8(
       static_cast<uint8_t>((p.norm_input ? 1 : 0) | (p.silu_mul ? 2 : 0) | (p.accumulate ? 4 : 0)));
+  w->U8(static_cast<uint8_t>(p.cache_policy));
+  w->U8(static_cast<uint8_t>(p.kv_quant));
+  for (int32_t v : {p.window, p.sinks, p.cache_slots, p.kv_group, p.recent_slots}) {
+    w->U32(static_cast<uint32_t>(v));
+  }
 }
 
 void WritePlan(Writer* w, const Plan& plan, const ArenaReport& arena) {
@@ -119,8 +125,15 @@ Status Truncated(const char* what) {
 }
 
 bool ReadLimits(Reader* r, PlanLimits* l) {
-  uint32_t ctx = 0, batch = 0, chunk = 0, kv = 0;
-  if (!r->U32(&ctx) || !r->U32(&batch) || !r->U32(&chunk) || !r->U32(&kv)) return false;
+  uint32_t ctx = 0, batch = 0, chunk = 0, kv = 0, window = 0, sinks = 0, every = 0, cache_chunk = 0;
+  if (!r->U32(&ctx) || !r->U32(&batch) || !r->U32(&chunk) || !r->U32(&kv) || !r->U32(&window) ||
+      !r->U32(&sinks) || !r->U32(&every) || !r->U32(&cache_chunk)) {
+    return false;
+  }
+  l->window = static_cast<int32_t>(window);
+  l->sinks = static_cast<int32_t>(sinks);
+  l->global_every = static_cast<int32_t>(every);
+  l->cache_chunk = static_cast<int32_t>(cache_chunk);
   l->max_context = static_cast<int32_t>(ctx);
   l->max_batch = static_cast<int32_t>(batch);
   l->prefill_chunk = static_cast<int32_t>(chunk);
@@ -139,7 +152,7 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
   }
   if (!r->Raw(t->name, sizeof(t->name))) return Truncated("a tensor");
   t->name[sizeof(t->name) - 1] = '\0';
-  if (buffer >= kBufferCount || !IsKnownDType(dtype) || t->rank < 1 || t->rank > 4) {
+  if (buffer >= kBufferCount || !IsKnownPlanDType(dtype) || t->rank < 1 || t->rank > 4) {
     return Status::Error(StatusCode::kFormatError, "plan file has a malformed tensor record");
   }
   t->buffer = static_cast<BufferId>(buffer);
@@ -148,18 +161,22 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
 }
 
 Status ReadOp(Reader* r, Op* op) {
-  uint8_t kind = 0, rows_from_step = 0, flags = 0;
+  uint8_t kind = 0, rows_from_step = 0, flags = 0, policy = 0, quant = 0;
   uint32_t layer = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  uint32_t cache[5] = {0, 0, 0, 0, 0};
   OpParams& p = op->params;
   bool ok = r->U8(&kind) && r->U8(&op->n_inputs) && r->U8(&op->n_outputs);
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);
   for (uint32_t& o : op->outputs) ok = ok && r->U32(&o);
   ok = ok && r->U32(&layer) && r->U32(&heads) && r->U32(&kv_heads) && r->U32(&head_dim) &&
        r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->U8(&rows_from_step) &&
-       r->U8(&p.n_weights) && r->U8(&flags);
+       r->U8(&p.n_weights) && r->U8(&flags) && r->U8(&policy) && r->U8(&quant);
+  for (uint32_t& v : cache) ok = ok && r->U32(&v);
   if (!ok) return Truncated("an op");
   if (kind > static_cast<uint8_t>(OpKind::kTakeLast) || op->n_inputs > kMaxOpInputs ||
-      op->n_outputs > kMaxOpOutputs || op->n_outputs == 0 || rows_from_step > 1 || flags > 7) {
+      op->n_outputs > kMaxOpOutputs || op->n_outputs == 0 || rows_from_step > 1 || flags > 7 ||
+      policy > static_cast<uint8_t>(CachePolicy::kSink) ||
+      quant > static_cast<uint8_t>(KvQuant::kQ4)) {
     return Status::Error(StatusCode::kFormatError, "plan file has a malformed op record");
   }
   op->kind = static_cast<OpKind>(kind);
@@ -171,6 +188,13 @@ Status ReadOp(Reader* r, Op* op) {
   p.norm_input = (flags & 1) != 0;
   p.silu_mul = (flags & 2) != 0;
   p.accumulate = (flags & 4) != 0;
+  p.cache_policy = static_cast<CachePolicy>(policy);
+  p.kv_quant = static_cast<KvQuant>(quant);
+  p.window = static_cast<int32_t>(cache[0]);
+  p.sinks = static_cast<int32_t>(cache[1]);
+  p.cache_slots = static_cast<int32_t>(cache[2]);
+  p.kv_group = static_cast<int32_t>(cache[3]);
+  p.recent_slots = static_cast<int32_t>(cache[4]);
   return Status::Ok();
 }
 
@@ -215,21 +239,7 @@ Status SavePlanFile(const char* path, const PlanFileContents& c) {
   while (file.bytes().size() < kHeaderBytes) file.U8(0);
   file.Raw(payload.bytes().data(), payload.bytes().size());
 
-  char temp[4096];
-  std::snprintf(temp, sizeof(temp), "%s.tmp%d", path, static_cast<int>(getpid()));
-  FILE* out = std::fopen(temp, "wb");
-  if (out == nullptr) {
-    return Status::Error(StatusCode::kIoError, "cannot write %s: %s", temp, std::strerror(errno));
-  }
-  bool written =
-      std::fwrite(file.bytes().data(), 1, file.bytes().size(), out) == file.bytes().size() &&
-      std::fflush(out) == 0 && fsync(fileno(out)) == 0;
-  written = std::fclose(out) == 0 && written;
-  if (!written || std::rename(temp, path) != 0) {
-    std::remove(temp);
-    return Status::Error(StatusCode::kIoError, "cannot write %s", path);
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, file.bytes().data(), file.bytes().size());
 }
 
 Status ParsePlanFile(const uint8_t* data, size_t size, PlanFileContents* c) {

@@ -16,7 +16,7 @@
 
 namespace staticlm {
 
-constexpr uint32_t kPlanFormatVersion = 1;
+constexpr uint32_t kPlanFormatVersion = 2;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

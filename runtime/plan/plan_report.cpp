@@ -26,6 +26,27 @@ void AddOpRow(const Plan& plan, size_t index, const Op& op, const StepCost& c, T
             U(out.offset), U(c.bytes_read), U(c.bytes_written), U(c.flops));
 }
 
+// One line per layer: its cache policy, size and bytes (the tensors its kKvStore writes).
+void AddCacheRows(const Plan& plan, TextSink* text) {
+  text->Add("kv cache per layer:\n%5s  %-15s %6s %5s %7s %5s %12s\n", "layer", "policy", "window",
+            "sinks", "slots", "kv", "bytes");
+  uint64_t total = 0;
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kKvStore) continue;
+    const OpParams& p = op.params;
+    uint64_t bytes = 0;
+    for (int i = 0; i < op.n_outputs; ++i) bytes += plan.tensors[op.outputs[i]].bytes();
+    total += bytes;
+    text->Add("%5d  %-15s %6d %5d %7d %5s %12llu\n", p.layer, CachePolicyName(p.cache_policy),
+              p.window, p.sinks, p.cache_slots,
+              p.kv_quant == KvQuant::kNone ? DTypeName(plan.tensors[op.outputs[0]].dtype)
+                                           : KvQuantName(p.kv_quant),
+              U(bytes));
+  }
+  text->Add("kv cache: %llu bytes in the tensors (%llu with alignment)\n\n", U(total),
+            U(plan.buffer_bytes[static_cast<int>(BufferId::kKvCache)]));
+}
+
 }  // namespace
 
 size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t capacity) {
@@ -56,6 +77,7 @@ size_t WritePlanTable(const ReportedPlan* plans, int n_plans, char* out, size_t 
                  : 0.0,
              U(r.arena.naive_bytes));
   }
+  if (n_plans > 0) AddCacheRows(*plans[0].plan, &text);
   return text.needed();
 }
 

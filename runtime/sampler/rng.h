@@ -35,6 +35,18 @@ class Rng {
     return result;
   }
 
+  // The whole state, so a saved session continues the same random sequence.
+  static constexpr int kStateWords = 4;
+  void GetState(uint64_t out[kStateWords]) const {
+    for (int i = 0; i < kStateWords; ++i) out[i] = state_[i];
+  }
+  // Returns false, leaving the state as it was, for the all-zero state xoshiro cannot leave.
+  bool SetState(const uint64_t in[kStateWords]) {
+    if ((in[0] | in[1] | in[2] | in[3]) == 0) return false;
+    for (int i = 0; i < kStateWords; ++i) state_[i] = in[i];
+    return true;
+  }
+
   // Uniform in [0, 1): the top 53 bits, exactly representable in a double.
   double NextUnit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 

@@ -55,6 +55,8 @@ class Sampler {
                 const SamplerParams& params, int32_t* token);
 
   int32_t vocab_size() const { return vocab_size_; }
+  // The random generator, for saving and restoring its state (sessions). Never allocates.
+  Rng& rng() { return rng_; }
 
  private:
   Status LoadScores(const float* logits);

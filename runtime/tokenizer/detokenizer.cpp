@@ -19,6 +19,24 @@ void Detokenizer::Reset() {
   expected_ = 0;
 }
 
+size_t Detokenizer::CopyPending(uint8_t out[kMaxPendingBytes]) const {
+  for (size_t i = 0; i < pending_; ++i) out[i] = held_[i];
+  return pending_;
+}
+
+Status Detokenizer::RestorePending(const uint8_t* bytes, size_t n) {
+  Reset();
+  char out[3 * (kMaxPendingBytes + 1)];
+  size_t written = 0;
+  for (size_t i = 0; i < n && i < kMaxPendingBytes; ++i) Feed(bytes[i], out, &written);
+  if (n > kMaxPendingBytes || written != 0 || pending_ != n) {
+    Reset();
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "held text bytes are not the start of a character");
+  }
+  return Status::Ok();
+}
+
 // A byte with nothing held: ASCII passes through, a valid lead byte is held, anything else
 // is a one-byte ill-formed subpart. Lead ranges are those of Unicode Table 3-7.
 void Detokenizer::Start(uint8_t b, char* out, size_t* n) {

@@ -41,6 +41,13 @@ class Detokenizer {
 
   size_t pending_bytes() const { return pending_; }
 
+  // The held bytes (at most kMaxPendingBytes), copied to `out`; returns how many. With
+  // RestorePending they carry a stream across a saved session.
+  size_t CopyPending(uint8_t out[kMaxPendingBytes]) const;
+  // Replaces the held bytes with `bytes`, as if they had just been pushed. kInvalidArgument,
+  // leaving the stream reset, unless they are the start of one well-formed character.
+  Status RestorePending(const uint8_t* bytes, size_t n);
+
  private:
   // Feeds one byte, writing what it completes to out + *n.
   void Feed(uint8_t b, char* out, size_t* n);

@@ -56,6 +56,7 @@ void WriteConfig(JsonOut& j, const BenchOptions& o, const BenchContextFacts& fac
   j.Bool("reference", l.reference_kernels != 0);
   j.Bool("busy_wait", l.busy_wait != 0);
   j.Bool("pin", l.pin_threads != 0);
+  j.Bool("lock", l.lock_memory != 0);
   j.String("prompt_source", "fixed English text, tokenized and repeated (bench/README.md)");
   j.String("sampler", "greedy");
   j.EndObject();

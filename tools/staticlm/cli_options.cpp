@@ -47,6 +47,14 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->limits.disabled_fusions |= pass;
     return true;
   }
+  if (!std::strcmp(flag, "--save-session")) {
+    o->save_session = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--load-session")) {
+    o->load_session = value;
+    return true;
+  }
   if (!std::strcmp(flag, "-o") || !std::strcmp(flag, "--output")) {
     o->output = value;
     return true;

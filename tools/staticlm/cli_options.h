@@ -13,8 +13,10 @@ struct Options {
   const char* system = nullptr;
   bool chat_template = false;  // --chat: wrap the prompt in the model's chat template
   bool json = false;
-  bool print = false;            // plan: print the op table
-  const char* output = nullptr;  // plan: -o FILE
+  bool print = false;                  // plan: print the op table
+  const char* output = nullptr;        // plan: -o FILE
+  const char* save_session = nullptr;  // run: --save-session FILE, written when the run ends
+  const char* load_session = nullptr;  // run: --load-session FILE, continued from
   int32_t max_tokens = 128;
   uint64_t seed = 0;
   staticlm_limits limits;

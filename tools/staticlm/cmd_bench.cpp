@@ -175,6 +175,9 @@ int BenchCommand(int argc, char** argv) {
     staticlm_status s = staticlm_create(o.model, &o.limits, &ctx, error, sizeof(error));
     facts.init_s = NowSeconds() - start;
     if (s == STATICLM_OK) {
+      if (staticlm_init_notes(ctx)[0] != '\0') {
+        std::fprintf(stderr, "staticlm: note: %s\n", staticlm_init_notes(ctx));
+      }
       exit_code = MeasureAndReport(ctx, o, &facts, &outputs);
     } else {
       std::fprintf(stderr, "staticlm: %s\n", error);

@@ -1,5 +1,7 @@
 // `staticlm chat`: interactive multi-turn chat. The KV cache is kept between turns, so each
 // turn prefills only its own new tokens. Lines starting with '/' are commands: /reset, /quit.
+// With --system the system prompt is prefilled once and snapshotted; /reset restores that
+// snapshot instead of prefilling the system prompt again.
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,18 +27,45 @@ struct ChatBuffers {
   std::unique_ptr<int32_t[]> tokens;
   std::unique_ptr<int32_t[]> generated;
   size_t capacity = 0;
+  int32_t start_position = 0;  // where a conversation starts: 0, or after the system prompt
 };
+
+constexpr int32_t kSystemSlot = 0;
+
+// --system: prefills the system prompt alone and snapshots it, so every conversation starts
+// by restoring it.
+staticlm_status PrefillSystemPrompt(staticlm_context* ctx, const Options& o, ChatBuffers* b) {
+  staticlm_chat_message system = {"system", o.system};
+  size_t n_text = 0, n_tokens = 0;
+  staticlm_status s =
+      staticlm_format_chat(ctx, &system, 1, 0, 0, b->text.get(), b->capacity, &n_text);
+  // A continuation turn starts with the newline that ends the turn before it.
+  if (s == STATICLM_OK && n_text > 0 && b->text[n_text - 1] == '\n') --n_text;
+  if (s == STATICLM_OK) {
+    s = staticlm_tokenize(ctx, b->text.get(), n_text, 1, b->tokens.get(), b->capacity, &n_tokens);
+  }
+  if (s == STATICLM_OK) s = staticlm_prefill(ctx, b->tokens.get(), n_tokens);
+  if (s == STATICLM_OK) s = staticlm_snapshot_save(ctx, kSystemSlot);
+  if (s == STATICLM_OK) {
+    b->start_position = staticlm_position(ctx);
+    std::fprintf(stderr, "[staticlm] system prompt: %zu tokens, snapshotted\n", n_tokens);
+  }
+  return s;
+}
 
 // Renders one user turn: the whole conversation start on the first turn, a continuation after.
 staticlm_status RenderTurn(staticlm_context* ctx, const Options& o, const char* user,
                            ChatBuffers* b, size_t* n) {
   staticlm_chat_message messages[2];
   size_t count = 0;
+  // The conversation's start is rendered whole (with the template's default system message)
+  // unless a system prompt is already in the cache.
   bool first = staticlm_position(ctx) == 0;
+  bool fresh = staticlm_position(ctx) == b->start_position;
   if (first && o.system != nullptr) messages[count++] = {"system", o.system};
   messages[count++] = {"user", user};
   size_t prefix = 0;
-  if (!first) {
+  if (!fresh) {
     prefix = std::strlen(kCloseTurn);
     std::memcpy(b->text.get(), kCloseTurn, prefix);
   }
@@ -88,6 +117,11 @@ void RunTurn(staticlm_context* ctx, const Options& o, ChatBuffers* b, int turn) 
 int ChatCommand(int argc, char** argv) {
   Options o;
   if (!ParseOptions(argc, argv, 2, &o)) return 2;
+  if (o.save_session != nullptr || o.load_session != nullptr) {
+    std::fprintf(stderr, "staticlm: --save-session and --load-session are options of run\n");
+    return 2;
+  }
+  if (o.system != nullptr && o.limits.max_snapshots < 1) o.limits.max_snapshots = 1;
   staticlm_context* ctx = CreateContextOrReport(o.model, o.limits);
   if (ctx == nullptr) return 1;
   ChatBuffers b;
@@ -100,14 +134,24 @@ int ChatCommand(int argc, char** argv) {
   bool interactive = isatty(STDIN_FILENO);
 
   alloc_counter::Start();
+  if (o.system != nullptr && PrefillSystemPrompt(ctx, o, &b) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
+    staticlm_destroy(ctx);
+    return 1;
+  }
   int turn = 0;
   while (true) {
     if (interactive) std::fputs("> ", stderr);
     if (!ReadLine(&b)) break;
     if (!std::strcmp(b.line.get(), "/quit")) break;
     if (!std::strcmp(b.line.get(), "/reset")) {
-      staticlm_reset(ctx);
-      std::fprintf(stderr, "[staticlm] conversation reset\n");
+      if (o.system != nullptr) {
+        staticlm_snapshot_restore(ctx, kSystemSlot);
+        std::fprintf(stderr, "[staticlm] conversation reset (system prompt restored)\n");
+      } else {
+        staticlm_reset(ctx);
+        std::fprintf(stderr, "[staticlm] conversation reset\n");
+      }
       continue;
     }
     if (b.line[0] == '\0') continue;

@@ -1,6 +1,7 @@
 // `staticlm inspect`: the model's metadata and tensor types, and the planned memory — printed
 // before anything is allocated.
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
 #include "tools/staticlm/cli_options.h"
@@ -26,13 +27,31 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
               static_cast<unsigned long long>(m.io_bytes), mib(m.io_bytes));
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "host",
               static_cast<unsigned long long>(m.host_bytes), mib(m.host_bytes));
+  std::printf("  %-10s %14llu bytes %10.2f MiB  (slots and session file buffer)\n", "snapshots",
+              static_cast<unsigned long long>(m.snapshot_bytes), mib(m.snapshot_bytes));
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "total",
               static_cast<unsigned long long>(m.total_bytes), mib(m.total_bytes));
 }
 
 }  // namespace
 
+// `staticlm inspect --devices`: the Vulkan devices, for --device N.
+int PrintDevices() {
+  char devices[4096];
+  char error[256];
+  int n = 0;
+  if (staticlm_list_devices(devices, sizeof(devices), &n, error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  std::printf("Vulkan devices (%d):\n%s", n, devices);
+  return 0;
+}
+
 int InspectCommand(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--devices") == 0) return PrintDevices();
+  }
   Options o;
   if (!ParseOptions(argc, argv, 2, &o)) return 2;
   constexpr size_t kDescriptionBytes = 1 << 16;

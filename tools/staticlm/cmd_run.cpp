@@ -14,6 +14,9 @@ namespace staticlm::cli {
 namespace {
 
 constexpr const char* kDefaultPrompt = "The theory of special relativity states ";
+// A chat turn after a loaded session first closes the assistant turn the session ended in
+// (its end-of-turn token was sampled but not decoded), as `staticlm chat` does between turns.
+constexpr const char* kCloseTurn = "<|im_end|>";
 
 // Host buffers of the CLI, allocated before the run phase starts.
 struct RunBuffers {
@@ -35,9 +38,28 @@ void CollectText(void* user, const char* text, size_t bytes) {
   b->text_bytes += n;
 }
 
+// With --load-session, no prompt (or an empty one) continues the saved generation.
+bool ContinuesSession(const Options& o) {
+  return o.load_session != nullptr && (o.prompt == nullptr || o.prompt[0] == '\0');
+}
+
+// A --chat prompt after a loaded conversation: the next turn of it.
+staticlm_status ChatContinuation(staticlm_context* ctx, const char* prompt, RunBuffers* b,
+                                 size_t* n) {
+  size_t prefix = std::strlen(kCloseTurn);
+  std::memcpy(b->prompt_text.get(), kCloseTurn, prefix);
+  staticlm_chat_message message = {"user", prompt};
+  size_t rendered = 0;
+  staticlm_status s = staticlm_format_chat(ctx, &message, 1, 1, 1, b->prompt_text.get() + prefix,
+                                           b->prompt_capacity - prefix, &rendered);
+  *n = prefix + rendered;
+  return s;
+}
+
 // Renders the prompt as text: as given, or wrapped in the chat template with --chat.
 staticlm_status PromptText(staticlm_context* ctx, const Options& o, RunBuffers* b, size_t* n) {
   const char* prompt = o.prompt != nullptr ? o.prompt : kDefaultPrompt;
+  if (o.chat_template && staticlm_position(ctx) > 0) return ChatContinuation(ctx, prompt, b, n);
   if (!o.chat_template) {
     *n = std::strlen(prompt);
     if (*n > b->prompt_capacity) {
@@ -92,6 +114,44 @@ void PrintJson(const GenerationStats& st, const staticlm_memory& memory, long lo
   std::fputs("}\n", stdout);
 }
 
+// Tokenizes the prompt; none when continuing a loaded session.
+staticlm_status PromptTokens(staticlm_context* ctx, const Options& o, RunBuffers* b,
+                             size_t* n_prompt) {
+  *n_prompt = 0;
+  if (ContinuesSession(o)) return STATICLM_OK;
+  size_t text_bytes = 0;
+  staticlm_status s = PromptText(ctx, o, b, &text_bytes);
+  if (s == STATICLM_OK) {
+    s = staticlm_tokenize(ctx, b->prompt_text.get(), text_bytes, 1, b->prompt_tokens.get(),
+                          b->prompt_capacity + 1, n_prompt);
+  }
+  if (s == STATICLM_OK && *n_prompt == 0) {
+    std::fprintf(stderr, "staticlm: the prompt is empty\n");
+    b->error_reported = true;
+    s = STATICLM_INVALID_ARGUMENT;
+  }
+  if (s == STATICLM_OK && *n_prompt > static_cast<size_t>(o.limits.max_context)) {
+    std::fprintf(stderr, "staticlm: the prompt is %zu tokens, longer than the context (%d)\n",
+                 *n_prompt, o.limits.max_context);
+    b->error_reported = true;
+    s = STATICLM_CONTEXT_FULL;
+  }
+  return s;
+}
+
+// --save-session: the generation stopped before decoding its last token (its logits were not
+// needed); decode it now, so the session's logits give the next token, as an uninterrupted
+// run of more tokens would.
+staticlm_status SaveSession(staticlm_context* ctx, const Options& o, const GenerationStats& st,
+                            const RunBuffers& b) {
+  if (st.generated_tokens > 0 && st.generated_tokens == static_cast<size_t>(o.max_tokens) &&
+      !st.ended && !st.context_full) {
+    staticlm_status s = staticlm_decode(ctx, b.generated[st.generated_tokens - 1]);
+    if (s != STATICLM_OK) return s;
+  }
+  return staticlm_session_save(ctx, o.save_session);
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -111,29 +171,18 @@ int RunCommand(int argc, char** argv) {
   staticlm_seed(ctx, o.seed);
 
   alloc_counter::Start();  // from here on: the run phase
-  size_t text_bytes = 0, n_prompt = 0;
+  size_t n_prompt = 0;
   GenerationStats stats;
-  staticlm_status s = PromptText(ctx, o, &b, &text_bytes);
-  if (s == STATICLM_OK) {
-    s = staticlm_tokenize(ctx, b.prompt_text.get(), text_bytes, 1, b.prompt_tokens.get(),
-                          b.prompt_capacity + 1, &n_prompt);
-  }
-  if (s == STATICLM_OK && n_prompt == 0) {
-    std::fprintf(stderr, "staticlm: the prompt is empty\n");
-    b.error_reported = true;
-    s = STATICLM_INVALID_ARGUMENT;
-  }
-  if (s == STATICLM_OK && n_prompt > static_cast<size_t>(o.limits.max_context)) {
-    std::fprintf(stderr, "staticlm: the prompt is %zu tokens, longer than the context (%d)\n",
-                 n_prompt, o.limits.max_context);
-    b.error_reported = true;
-    s = STATICLM_CONTEXT_FULL;
-  }
+  // The session carries the random state, so it replaces --seed.
+  staticlm_status s =
+      o.load_session != nullptr ? staticlm_session_load(ctx, o.load_session) : STATICLM_OK;
+  if (s == STATICLM_OK) s = PromptTokens(ctx, o, &b, &n_prompt);
   if (s == STATICLM_OK) {
     TextOutput out = o.json ? TextOutput{CollectText, &b} : StdoutOutput();
     s = Generate(ctx, b.prompt_tokens.get(), n_prompt, o.sampler, o.max_tokens, b.generated.get(),
-                 out, &stats);
+                 out, &stats, o.save_session == nullptr);
   }
+  if (s == STATICLM_OK && o.save_session != nullptr) s = SaveSession(ctx, o, stats, b);
   alloc_counter::Stop();
   long long heap =
       alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;

@@ -63,6 +63,8 @@ bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
     limits->busy_wait = 1;
   } else if (std::strcmp(flag, "--pin") == 0) {
     limits->pin_threads = 1;
+  } else if (std::strcmp(flag, "--lock") == 0) {
+    limits->lock_memory = 1;
   } else {
     return false;
   }
@@ -96,8 +98,16 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
     limits->backend = value;
   } else if (std::strcmp(flag, "--device") == 0) {
     ok = ParseI32(flag, value, 0, 64, &limits->device);
+  } else if (std::strcmp(flag, "--pipeline-cache") == 0) {
+    limits->pipeline_cache_path = value;
   } else if (std::strcmp(flag, "--window") == 0) {
-    ok = ParseI32(flag, value, 1, 1 << 24, &limits->window);
+    if (std::strcmp(value, "model") == 0) {
+      limits->window = STATICLM_WINDOW_FROM_MODEL;
+    } else {
+      ok = ParseI32(flag, value, 1, 1 << 24, &limits->window);
+    }
+  } else if (std::strcmp(flag, "--global-every") == 0) {
+    ok = ParseI32(flag, value, 0, 1 << 24, &limits->global_every);
   } else if (std::strcmp(flag, "--sinks") == 0) {
     ok = ParseI32(flag, value, 1, 1 << 24, &limits->sinks);
   } else {

@@ -13,7 +13,8 @@ bool ParseI32(const char* flag, const char* text, int64_t min, int64_t max, int3
 bool ParseFloat(const char* flag, const char* text, float* out);
 bool ParseKv(const char* text, staticlm_kv_type* out);
 
-// The switches every command that creates a context takes (--reference, --busy-wait, --pin):
+// The switches every command that creates a context takes (--reference, --busy-wait, --pin,
+// --lock):
 // sets the matching field of `limits` and returns true, or returns false for another flag.
 bool ParseRunSwitch(const char* flag, staticlm_limits* limits);
 

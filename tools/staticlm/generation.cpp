@@ -25,19 +25,19 @@ staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits
     std::fprintf(stderr, "staticlm: %s\n", error);
     return nullptr;
   }
-  if (staticlm_backend_note(ctx)[0] != '\0') {
-    std::fprintf(stderr, "staticlm: %s\n", staticlm_backend_note(ctx));
+  if (staticlm_init_notes(ctx)[0] != '\0') {
+    std::fprintf(stderr, "staticlm: note: %s\n", staticlm_init_notes(ctx));
   }
   return ctx;
 }
 
 staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
                          const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,
-                         TextOutput output, GenerationStats* stats) {
+                         TextOutput output, GenerationStats* stats, bool flush_text) {
   *stats = GenerationStats{};
   stats->prompt_tokens = n_prompt;
   double start = NowSeconds();
-  staticlm_status s = staticlm_prefill(ctx, prompt, n_prompt);
+  staticlm_status s = n_prompt > 0 ? staticlm_prefill(ctx, prompt, n_prompt) : STATICLM_OK;
   stats->prefill_seconds = NowSeconds() - start;
   if (s != STATICLM_OK) return s;
 
@@ -68,7 +68,7 @@ staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_
     ++stats->decode_steps;
   }
   if (stats->decode_steps > 0) stats->decode_seconds = NowSeconds() - decode_start;
-  size_t n = staticlm_flush_text(ctx, piece, sizeof(piece));
+  size_t n = flush_text ? staticlm_flush_text(ctx, piece, sizeof(piece)) : 0;
   if (n > 0) output.write(output.user, piece, n);
   return STATICLM_OK;
 }

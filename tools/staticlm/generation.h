@@ -35,8 +35,11 @@ struct GenerationStats {
 
 // Prefills `prompt`, then generates up to `max_tokens` tokens into `generated` (capacity
 // ≥ max_tokens). The end-of-generation token, if sampled, is neither decoded nor emitted.
+// With n_prompt 0 it samples from the logits the context already has (a loaded session).
+// With `flush_text` false, an incomplete trailing character stays held in the context (to be
+// saved with a session) instead of being written out as U+FFFD.
 staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
                          const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,
-                         TextOutput output, GenerationStats* stats);
+                         TextOutput output, GenerationStats* stats, bool flush_text = true);
 
 }  // namespace staticlm::cli

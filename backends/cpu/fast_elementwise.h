@@ -1,0 +1,35 @@
+// Fast element-wise kernels (RMSNorm, SiLU-multiply, softmax) with the contracts of their
+// ref:: counterparts in reference_kernels.h, chosen once at init from the CPU's features.
+//
+// They differ from the reference only in the order of float additions (RMSNorm's and
+// softmax's sums run in 8 lanes, added pairwise at the end) and in e^x, which they compute
+// with a polynomial within 2 ulp of expf. Each output depends only on its own row, so results
+// do not depend on how rows are split between threads. None allocates.
+#pragma once
+
+#include <cstdint>
+
+#include "platform/cpu_features.h"
+
+namespace staticlm::cpu {
+
+struct ElementwiseKernels {
+  // y (rows, n) = x / sqrt(mean(x²) + eps) · weight
+  void (*rms_norm)(const float* x, const float* weight, int64_t rows, int64_t n, float eps,
+                   float* y);
+  // gate[i] = silu(gate[i]) · up[i]
+  void (*silu_mul)(float* gate, const float* up, int64_t n);
+  // x[i] = e^(x[i] − max) / Σ e^(x[j] − max)
+  void (*softmax)(float* x, int64_t n);
+  const char* name;  // "avx2" or "reference"
+};
+
+// The reference kernels when `reference` is set or the CPU lacks AVX2 + FMA; the AVX2 ones
+// otherwise. Init only.
+ElementwiseKernels SelectElementwise(const CpuFeatures& features, bool reference);
+
+// The AVX2 kernels, or kernels with null members when this build has none (non-x86). For
+// tests; the caller checks the CPU.
+ElementwiseKernels Avx2Elementwise();
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,60 @@
+#include "backends/cpu/rope_angles.h"
+
+#include <cmath>
+
+namespace staticlm::cpu {
+
+Status RopeAngles::Init(int64_t max_rows, int64_t max_head_dim) {
+  if (max_rows <= 0 || max_head_dim <= 0) {
+    return Status::Error(StatusCode::kInvalidArgument, "RoPE table needs rows and a head size");
+  }
+  table_.assign(static_cast<size_t>(max_rows * (max_head_dim / 2) * 2), 0.0f);
+  first_position_ = -1;
+  return Status::Ok();
+}
+
+const float* RopeAngles::Get(int32_t first_position, int64_t rows, int64_t head_dim, float base) {
+  if (first_position == first_position_ && rows == rows_ && head_dim == head_dim_ &&
+      base == base_) {
+    return table_.data();
+  }
+  const int64_t half = head_dim / 2;
+  if (rows <= 0 || half <= 0 || static_cast<uint64_t>(rows * half * 2) > table_.size()) {
+    return nullptr;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    double position = static_cast<double>(first_position) + static_cast<double>(r);
+    for (int64_t i = 0; i < half; ++i) {
+      // As ref::Rope: the angle in double, then cos and sin rounded to f32.
+      double inv_freq = std::pow(static_cast<double>(base),
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+      float* pair = &table_[static_cast<size_t>((r * half + i) * 2)];
+      pair[0] = static_cast<float>(std::cos(position * inv_freq));
+      pair[1] = static_cast<float>(std::sin(position * inv_freq));
+    }
+  }
+  first_position_ = first_position;
+  rows_ = rows;
+  head_dim_ = head_dim;
+  base_ = base;
+  return table_.data();
+}
+
+void RopeAngles::Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+                       const float* cos_sin) {
+  const int64_t half = head_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* head = x + (r * n_heads + h) * head_dim;
+      const float* cs = cos_sin + r * half * 2;
+      for (int64_t i = 0; i < half; ++i) {
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = head[2 * i], x1 = head[2 * i + 1];
+        head[2 * i] = x0 * c - x1 * s;
+        head[2 * i + 1] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,35 @@
+// RoPE's cos and sin for one step's positions, computed once per step and shared by every
+// rope op of the step (Q and K of every layer: 60 ops for SmolLM2), where the reference
+// recomputes a pow, a cos and a sin per pair in every op. The angles are computed with the
+// reference's own arithmetic, so rotating with them gives bitwise ref::Rope's results.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "platform/status.h"
+
+namespace staticlm::cpu {
+
+class RopeAngles {
+ public:
+  // Init only: room for `max_rows` positions of heads up to `max_head_dim`.
+  Status Init(int64_t max_rows, int64_t max_head_dim);
+
+  // Run phase: (cos, sin) pairs, [rows][head_dim / 2][2], of positions first_position …
+  // first_position + rows − 1; recomputed only when the arguments differ from the last call.
+  // nullptr when rows and head_dim do not fit Init's sizes.
+  const float* Get(int32_t first_position, int64_t rows, int64_t head_dim, float base);
+
+  // x (rows, n_heads · head_dim) rotated in place with the pairs Get returned.
+  static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+                    const float* cos_sin);
+
+ private:
+  std::vector<float> table_;
+  int32_t first_position_ = -1;
+  int64_t rows_ = 0, head_dim_ = 0;
+  float base_ = 0.0f;
+};
+
+}  // namespace staticlm::cpu

@@ -1,0 +1,35 @@
+// Counts of what the Vulkan backend asks of the driver, so tests can prove that the run phase
+// creates nothing: object creations, device memory allocations and descriptor updates made
+// through the wrappers in vk_calls.h, and host allocations the driver makes through our
+// VkAllocationCallbacks (reported separately: they are the driver's, not staticlm's).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include <vulkan/vulkan.h>
+
+namespace staticlm::vulkan {
+
+struct VkCounters {
+  std::atomic<uint64_t> object_creations{0};    // vkCreate*, vkAllocateCommandBuffers/Sets
+  std::atomic<uint64_t> memory_allocations{0};  // vkAllocateMemory
+  std::atomic<uint64_t> descriptor_updates{0};  // descriptors written by vkUpdateDescriptorSets
+  std::atomic<uint64_t> driver_host_allocations{0};  // through the allocation callbacks
+  std::atomic<uint64_t> driver_host_frees{0};
+};
+
+struct VkCountersSnapshot {
+  uint64_t object_creations, memory_allocations, descriptor_updates, driver_host_allocations;
+};
+
+inline VkCountersSnapshot Snapshot(const VkCounters& c) {
+  return {c.object_creations.load(), c.memory_allocations.load(), c.descriptor_updates.load(),
+          c.driver_host_allocations.load()};
+}
+
+// Allocation callbacks that forward to the C heap and count into `counters` (which must
+// outlive every Vulkan object created with them).
+VkAllocationCallbacks MakeCountingAllocator(VkCounters* counters);
+
+}  // namespace staticlm::vulkan

@@ -1,0 +1,346 @@
+#include "backends/vulkan/vk_dispatch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace staticlm::vulkan {
+namespace {
+
+constexpr uint32_t kGroup = 64;   // local size of the 1-D shaders
+constexpr uint32_t kMatMulColumns = 4;  // output columns per invocation (COLS in matmul.comp)
+constexpr uint32_t kMatMulGroup = 16;   // invocations per column-style workgroup (WG there)
+constexpr uint32_t kRowTile = 8;  // rows per prefill matmul workgroup (ROWS in matmul.comp)
+
+const char* WeightTypeName(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kQ4_0:
+      return "q4_0";
+    case DType::kQ4_1:
+      return "q4_1";
+    case DType::kQ8_0:
+      return "q8_0";
+    case DType::kBF16:
+      return "bf16";
+    default:
+      return nullptr;
+  }
+}
+
+uint32_t CeilDiv(uint64_t a, uint64_t b) {
+  return static_cast<uint32_t>((a + b - 1) / b);
+}
+
+struct Translator {
+  const Plan& plan;
+  const RopeTables& tables;
+  const DispatchOptions& options;
+  std::vector<Dispatch>* out;
+  uint64_t* scratch_bytes;
+
+  const TensorRegion& T(uint32_t i) const { return plan.tensors[i]; }
+
+  Region R(uint32_t tensor) const {
+    const TensorRegion& t = T(tensor);
+    return Region{static_cast<Slot>(t.buffer), t.offset, t.bytes(), t.name};
+  }
+
+  Dispatch& Add(const char* shader, bool barrier_before = true) {
+    out->emplace_back();
+    Dispatch& d = out->back();
+    std::snprintf(d.shader, sizeof(d.shader), "%s", shader);
+    d.barrier_before = barrier_before;
+    return d;
+  }
+
+  Status Groups(Dispatch& d, uint64_t x, uint64_t y, const Op& op) const {
+    if (x > options.max_group_count_x || x == 0) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan: %s op on %s needs %llu workgroups, the device allows %u",
+                           OpKindName(op.kind), T(op.outputs[0]).name,
+                           static_cast<unsigned long long>(x), options.max_group_count_x);
+    }
+    d.groups[0] = static_cast<uint32_t>(x);
+    d.groups[1] = static_cast<uint32_t>(y);
+    return Status::Ok();
+  }
+
+  static uint32_t StepRows(const Op& op, const TensorRegion& out_tensor) {
+    return op.params.rows_from_step ? 0u : static_cast<uint32_t>(out_tensor.shape[0]);
+  }
+
+  Status RmsNorm(const Op& op, uint32_t x, uint32_t weight, uint32_t y) {
+    Dispatch& d = Add("rms_norm");
+    d.bind[0] = R(x);
+    d.bind[1] = R(weight);
+    d.bind[2] = R(y);
+    d.pc.rows = StepRows(op, T(y));
+    d.pc.a = static_cast<uint32_t>(T(weight).elements());
+    d.pc.fa = op.params.eps;
+    return Groups(d, static_cast<uint64_t>(T(y).shape[0]), 1, op);
+  }
+
+  Status MatMulDispatch(const Op& op, int mode, uint32_t x, uint32_t w0, uint32_t w1, uint32_t y0,
+                        int64_t y1_or_acc, bool barrier_before) {
+    const TensorRegion& w = T(w0);
+    const char* type = WeightTypeName(w.dtype);
+    if (type == nullptr || w.shape[1] % GetDTypeInfo(w.dtype).block_elements != 0) {
+      return Status::Error(StatusCode::kUnsupported, "Vulkan: no matmul kernel for %s (%s)", w.name,
+                           DTypeName(w.dtype));
+    }
+    int style = options.matmul_style;
+    if (style == 1 && static_cast<uint64_t>(w.shape[0]) > options.max_group_count_x) style = 0;
+    bool subgroup = style == 1;
+    // Decode plans get the one-row shader: a CPU device would otherwise run all 8 rows of a
+    // tile under a mask.
+    uint32_t row_tile = T(y0).shape[0] == 1 ? 1 : kRowTile;
+    char shader[40];
+    std::snprintf(shader, sizeof(shader), "matmul_%s_m%d_s%d_r%u", type, mode, style, row_tile);
+    Dispatch& d = Add(shader, barrier_before);
+    d.bind[0] = R(x);
+    d.bind[1] = R(w0);
+    d.bind[2] = R(y0);
+    if (y1_or_acc >= 0) d.bind[3] = R(static_cast<uint32_t>(y1_or_acc));
+    if (mode == 1) d.bind[4] = R(w1);
+    d.pc.rows = StepRows(op, T(y0));
+    d.pc.a = static_cast<uint32_t>(w.shape[0]);
+    d.pc.b = static_cast<uint32_t>(w.shape[1]);
+    d.pc.c = static_cast<uint32_t>(DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])));
+    uint64_t x_groups = subgroup ? static_cast<uint64_t>(w.shape[0])
+                                : CeilDiv(w.shape[0], kMatMulGroup * kMatMulColumns);
+    return Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op);
+  }
+
+  Status Elementwise(const Op& op, const char* shader, uint32_t b0, uint32_t b1, uint64_t count,
+                     uint32_t width) {
+    Dispatch& d = Add(shader);
+    d.bind[0] = R(b0);
+    d.bind[1] = R(b1);
+    d.pc.rows = StepRows(op, T(op.outputs[0]));
+    d.pc.a = width;
+    return Groups(d, CeilDiv(count, kGroup), 1, op);
+  }
+
+  Status MatMul(const Op& op) {
+    const OpParams& p = op.params;
+    MatMulLayout layout = GetMatMulLayout(p);
+    uint32_t x = op.inputs[0];
+    if (p.norm_input) {
+      uint32_t normed = op.outputs[layout.normed_output];
+      STATICLM_RETURN_IF_ERROR(RmsNorm(op, x, op.inputs[layout.norm_weight_input], normed));
+      x = normed;
+    }
+    if (p.silu_mul) {
+      if (T(op.inputs[1]).dtype == T(op.inputs[2]).dtype &&
+          T(op.inputs[1]).shape[0] == T(op.inputs[2]).shape[0]) {
+        return MatMulDispatch(op, 1, x, op.inputs[1], op.inputs[2], op.outputs[0], op.outputs[1],
+                              true);
+      }
+      // Different weight types: two plain products, then the gate.
+      STATICLM_RETURN_IF_ERROR(MatMulDispatch(op, 0, x, op.inputs[1], 0, op.outputs[0], -1, true));
+      STATICLM_RETURN_IF_ERROR(MatMulDispatch(op, 0, x, op.inputs[2], 0, op.outputs[1], -1, false));
+      const TensorRegion& y = T(op.outputs[0]);
+      return Elementwise(op, "silu_mul", op.outputs[0], op.outputs[1],
+                         static_cast<uint64_t>(y.elements()), static_cast<uint32_t>(y.shape[1]));
+    }
+    if (p.accumulate) {
+      return MatMulDispatch(op, 2, x, op.inputs[1], 0, op.outputs[0], op.outputs[layout.acc_output],
+                            true);
+    }
+    for (int i = 0; i < layout.n_weights; ++i) {
+      STATICLM_RETURN_IF_ERROR(
+          MatMulDispatch(op, 0, x, op.inputs[1 + i], 0, op.outputs[i], -1, i == 0));
+    }
+    return Status::Ok();
+  }
+
+  Status CheckCache(const Op& op, const TensorRegion& cache) const {
+    const OpParams& p = op.params;
+    if (p.cache_policy != CachePolicy::kStatic || p.kv_quant != KvQuant::kNone) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan backend: KV cache policy %s with %s quantization is not "
+                           "implemented (only a static f16/f32 cache)",
+                           CachePolicyName(p.cache_policy), KvQuantName(p.kv_quant));
+    }
+    if (cache.dtype != DType::kF16 && cache.dtype != DType::kF32) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan backend: KV cache type %s is not implemented (f16, f32)",
+                           DTypeName(cache.dtype));
+    }
+    if (p.head_dim % 2 != 0 || p.head_dim > 128 || p.n_kv_heads <= 0 ||
+        p.n_heads % p.n_kv_heads != 0) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan backend: head size %d / %d KV heads not supported (even, ≤128)",
+                           p.head_dim, p.n_kv_heads);
+    }
+    return Status::Ok();
+  }
+
+  Status KvStore(const Op& op) {
+    const TensorRegion& cache = T(op.outputs[0]);
+    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache));
+    const OpParams& p = op.params;
+    Dispatch& d = Add(cache.dtype == DType::kF16 ? "kv_store_f16" : "kv_store_f32");
+    d.bind[0] = R(op.inputs[0]);
+    d.bind[1] = R(op.inputs[1]);
+    d.bind[2] = R(op.outputs[0]);
+    d.bind[3] = R(op.outputs[1]);
+    d.pc.rows = StepRows(op, T(op.inputs[0]));
+    d.pc.a = static_cast<uint32_t>(p.n_kv_heads);
+    d.pc.b = static_cast<uint32_t>(p.head_dim);
+    d.pc.c = static_cast<uint32_t>(cache.shape[1]);
+    uint64_t pairs =
+        static_cast<uint64_t>(T(op.inputs[0]).shape[0]) * p.n_kv_heads * p.head_dim / 2;
+    return Groups(d, CeilDiv(pairs, kGroup), 1, op);
+  }
+
+  Status Attention(const Op& op) {
+    const TensorRegion& cache = T(op.inputs[1]);
+    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache));
+    const OpParams& p = op.params;
+    const TensorRegion& o = T(op.outputs[0]);
+    uint64_t rows = static_cast<uint64_t>(o.shape[0]);
+    uint64_t heads = static_cast<uint64_t>(p.n_heads);
+    uint64_t splits = std::clamp<uint64_t>(options.attention_splits_budget / (rows * heads), 1, 64);
+    uint64_t hd = static_cast<uint64_t>(p.head_dim);
+    uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
+    *scratch_bytes = std::max(*scratch_bytes, scratch);
+    char shader[40];
+    std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d",
+                  cache.dtype == DType::kF16 ? "f16" : "f32", p.head_dim <= 64 ? 64 : 128);
+    Dispatch& s = Add(shader);
+    s.bind[0] = R(op.inputs[0]);
+    s.bind[1] = R(op.inputs[1]);
+    s.bind[2] = R(op.inputs[2]);
+    s.bind[3] = Region{Slot::kScratch, 0, scratch, "attention scratch"};
+    s.pc.rows = StepRows(op, o);
+    s.pc.a = static_cast<uint32_t>(p.n_heads);
+    s.pc.b = static_cast<uint32_t>(p.n_kv_heads);
+    s.pc.c = static_cast<uint32_t>(hd);
+    s.pc.d = static_cast<uint32_t>(cache.shape[1]);
+    s.pc.e = static_cast<uint32_t>(splits);
+    s.pc.fa = p.scale;
+    STATICLM_RETURN_IF_ERROR(Groups(s, CeilDiv(rows * heads * splits, kGroup), 1, op));
+    PushConstants pc = s.pc;  // copied before Add() may move the vector
+    Dispatch& c = Add("attention_combine");
+    c.bind[0] = Region{Slot::kScratch, 0, scratch, "attention scratch"};
+    c.bind[1] = R(op.outputs[0]);
+    c.pc = pc;
+    return Groups(c, CeilDiv(rows * heads * hd, kGroup), 1, op);
+  }
+
+  Status Rope(const Op& op) {
+    const OpParams& p = op.params;
+    const RopeTables::Entry* entry = nullptr;
+    for (const RopeTables::Entry& e : tables.entries) {
+      if (e.head_dim == p.head_dim && e.base == p.rope_base) entry = &e;
+    }
+    if (entry == nullptr || p.head_dim % 2 != 0) {
+      return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE table for head size %d",
+                           p.head_dim);
+    }
+    const TensorRegion& x = T(op.outputs[0]);
+    Dispatch& d = Add("rope");
+    d.bind[0] = R(op.outputs[0]);
+    uint64_t table_bytes = static_cast<uint64_t>(tables.positions) * p.head_dim * sizeof(float);
+    d.bind[1] = Region{Slot::kRopeTable, entry->offset, table_bytes, "rope table"};
+    d.pc.rows = StepRows(op, x);
+    d.pc.a = static_cast<uint32_t>(x.shape[1] / p.head_dim);
+    d.pc.b = static_cast<uint32_t>(p.head_dim);
+    return Groups(d, CeilDiv(static_cast<uint64_t>(x.shape[0] * x.shape[1] / 2), kGroup), 1, op);
+  }
+
+  Status Translate(const Op& op) {
+    const TensorRegion& y = T(op.outputs[0]);
+    uint64_t count = static_cast<uint64_t>(y.elements());
+    uint32_t width = static_cast<uint32_t>(y.shape[1]);
+    switch (op.kind) {
+      case OpKind::kEmbed: {
+        const TensorRegion& table = T(op.inputs[0]);
+        const char* type = WeightTypeName(table.dtype);
+        if (type == nullptr) {
+          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s",
+                               DTypeName(table.dtype));
+        }
+        char shader[40];
+        std::snprintf(shader, sizeof(shader), "embed_%s", type);
+        Dispatch& d = Add(shader);
+        d.bind[0] = R(op.inputs[0]);
+        d.bind[1] = R(op.inputs[1]);
+        d.bind[2] = R(op.outputs[0]);
+        d.pc.rows = StepRows(op, y);
+        d.pc.a = width;
+        d.pc.c = static_cast<uint32_t>(DTypeBytes(table.dtype, width));
+        d.pc.d = static_cast<uint32_t>(table.shape[0]);
+        return Groups(d, CeilDiv(count, kGroup), 1, op);
+      }
+      case OpKind::kRmsNorm:
+        return RmsNorm(op, op.inputs[0], op.inputs[1], op.outputs[0]);
+      case OpKind::kMatMul:
+        return MatMul(op);
+      case OpKind::kRope:
+        return Rope(op);
+      case OpKind::kKvStore:
+        return KvStore(op);
+      case OpKind::kAttention:
+        return Attention(op);
+      case OpKind::kAdd:
+        return Elementwise(op, "add", op.outputs[0], op.inputs[0], count, width);
+      case OpKind::kSiluMul:
+        return Elementwise(op, "silu_mul", op.outputs[0], op.inputs[0], count, width);
+      case OpKind::kTakeLast: {
+        Dispatch& d = Add("take_last");
+        d.bind[0] = R(op.inputs[0]);
+        d.bind[1] = R(op.outputs[0]);
+        d.pc.a = static_cast<uint32_t>(T(op.inputs[0]).shape[1]);
+        return Groups(d, CeilDiv(d.pc.a, kGroup), 1, op);
+      }
+    }
+    return Status::Error(StatusCode::kUnsupported, "Vulkan: unknown op kind");
+  }
+};
+
+}  // namespace
+
+void AddRopeTables(const Plan& plan, RopeTables* tables) {
+  tables->positions = std::max(tables->positions, plan.limits.max_context);
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kRope) continue;
+    bool known = false;
+    for (const RopeTables::Entry& e : tables->entries) {
+      known = known || (e.head_dim == op.params.head_dim && e.base == op.params.rope_base);
+    }
+    if (!known) tables->entries.push_back({op.params.head_dim, op.params.rope_base, 0});
+  }
+  // (Re)build every table for the largest context seen so far.
+  tables->data.clear();
+  for (RopeTables::Entry& e : tables->entries) {
+    e.offset = tables->data.size() * sizeof(float);
+    int64_t pairs = e.head_dim / 2;
+    for (int64_t position = 0; position < tables->positions; ++position) {
+      for (int64_t i = 0; i < pairs; ++i) {
+        double inv_freq = std::pow(static_cast<double>(e.base),
+                                   -2.0 * static_cast<double>(i) / static_cast<double>(e.head_dim));
+        double angle = static_cast<double>(position) * inv_freq;
+        tables->data.push_back(static_cast<float>(std::cos(angle)));
+        tables->data.push_back(static_cast<float>(std::sin(angle)));
+      }
+    }
+  }
+}
+
+Status TranslatePlan(const Plan& plan, const RopeTables& tables, const DispatchOptions& options,
+                     std::vector<Dispatch>* out, uint64_t* scratch_bytes) {
+  if (plan.limits.max_batch != 1) {
+    return Status::Error(StatusCode::kUnsupported, "Vulkan backend: batch must be 1");
+  }
+  Translator t{plan, tables, options, out, scratch_bytes};
+  for (const Op& op : plan.ops) STATICLM_RETURN_IF_ERROR(t.Translate(op));
+  return Status::Ok();
+}
+
+}  // namespace staticlm::vulkan

@@ -1,0 +1,68 @@
+// Translation of a plan into dispatches: for each op, the shader variants, the byte regions
+// each binding reads or writes, the push constants and the workgroup counts sized for the
+// plan's largest step (shaders skip rows beyond the step's n_tokens). Plain data; init only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/plan.h"
+#include "backends/vulkan/vk_pipelines.h"
+#include "platform/status.h"
+
+namespace staticlm::vulkan {
+
+// The device buffers a dispatch can bind: the plan's four, then the backend's own.
+enum class Slot : uint8_t {
+  kWeights = 0,
+  kKvCache = 1,
+  kArena = 2,
+  kIo = 3,
+  kRopeTable = 4,  // (position, head_dim / 2) × (cos, sin) per RoPE configuration
+  kScratch = 5,    // attention partial results
+  kDummy = 6,      // bound to unused bindings
+  kCount = 7,
+};
+
+struct Region {
+  Slot slot = Slot::kDummy;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  const char* name = "";  // for errors
+};
+
+struct Dispatch {
+  char shader[40] = {0};  // embedded variant name, e.g. "matmul_q4_1_m1_s0"
+  Region bind[kStorageBindings];
+  PushConstants pc;  // base[] is filled in when the descriptors are resolved
+  uint32_t groups[3] = {1, 1, 1};
+  bool barrier_before = true;  // false: independent of the previous dispatch (same op)
+};
+
+// What the translation needs besides the plan.
+struct DispatchOptions {
+  // 0: a column per invocation (CPU devices); 1: a column per workgroup, subgroup sums (GPUs).
+  int matmul_style = 0;
+  uint32_t max_group_count_x = 65535;
+  uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
+};
+
+// Rope tables: one per distinct (head_dim, base), max_context positions each.
+struct RopeTables {
+  struct Entry {
+    int32_t head_dim;
+    float base;
+    uint64_t offset;  // bytes into the table buffer
+  };
+  std::vector<Entry> entries;
+  int32_t positions = 0;
+  std::vector<float> data;  // built on the host in double, as ref_rope.cpp does
+};
+void AddRopeTables(const Plan& plan, RopeTables* tables);
+
+// Appends the dispatches of `plan` to `out`; `scratch_bytes` grows to what its attention
+// needs. Fails with a clear status for anything this backend does not implement.
+Status TranslatePlan(const Plan& plan, const RopeTables& tables, const DispatchOptions& options,
+                     std::vector<Dispatch>* out, uint64_t* scratch_bytes);
+
+}  // namespace staticlm::vulkan

@@ -1,0 +1,102 @@
+#include "backends/vulkan/vk_recorder.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace staticlm::vulkan {
+namespace {
+
+// The descriptor for `r`, and the word offset of the tensor inside it.
+Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* info,
+               uint32_t* base_word) {
+  const DeviceBuffer& b = in.buffers[static_cast<int>(r.slot)];
+  const DeviceInfo& dev = in.dc->info();
+  if (r.offset % 4 != 0) {
+    return Status::Error(StatusCode::kUnsupported, "Vulkan: tensor %s is not 4-byte aligned",
+                         r.name);
+  }
+  uint64_t aligned = r.offset - r.offset % dev.storage_offset_align;
+  // One word past the end: the quantized loaders may read it (shaders/dequant.glsl).
+  uint64_t range = std::min<uint64_t>(r.offset - aligned + r.bytes + 4, b.size - aligned);
+  if (range > dev.max_storage_range) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "Vulkan: tensor %s (%llu bytes) exceeds the device's largest storage "
+                         "binding (%llu bytes)",
+                         r.name, static_cast<unsigned long long>(r.bytes),
+                         static_cast<unsigned long long>(dev.max_storage_range));
+  }
+  if (range == 0) range = 4;
+  *info = VkDescriptorBufferInfo{b.buffer, aligned, range};
+  *base_word = static_cast<uint32_t>((r.offset - aligned) / 4);
+  return Status::Ok();
+}
+
+void Barrier(VkCommandBuffer cb, VkAccessFlags dst_access, VkPipelineStageFlags dst_stage) {
+  VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  m.dstAccessMask = dst_access;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stage, 0, 1, &m, 0, nullptr, 0,
+                       nullptr);
+}
+
+}  // namespace
+
+Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkCommandBuffer cb) {
+  VkDevice dev = in.dc->device();
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  if (vkBeginCommandBuffer(cb, &begin) != VK_SUCCESS) {
+    return Status::Error(StatusCode::kInternal, "cannot begin recording a command buffer");
+  }
+  VkPipelineLayout layout = in.pipelines->layout();
+  VkDescriptorSetLayout set_layout = in.pipelines->set_layout();
+  for (Dispatch& d : dispatches) {
+    const char* only = std::getenv("VKPROF_ONLY");  // TEMP PROFILING
+    if (only != nullptr && std::strstr(d.shader, only) == nullptr) continue;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    STATICLM_RETURN_IF_ERROR(in.pipelines->Get(d.shader, &pipeline));
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = in.pool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &set_layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    in.dc->counters().object_creations.fetch_add(1);
+    if (vkAllocateDescriptorSets(dev, &ai, &set) != VK_SUCCESS) {
+      return Status::Error(StatusCode::kOutOfMemory, "cannot allocate a descriptor set");
+    }
+    VkDescriptorBufferInfo infos[kStorageBindings + 1];
+    VkWriteDescriptorSet writes[kStorageBindings + 1];
+    for (int i = 0; i <= kStorageBindings; ++i) {
+      if (i < kStorageBindings) {
+        STATICLM_RETURN_IF_ERROR(Resolve(in, d.bind[i], &infos[i], &d.pc.base[i]));
+      } else {
+        infos[i] = VkDescriptorBufferInfo{in.step->buffer, 0, in.step->size};
+      }
+      writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = i < kStorageBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                      : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    in.dc->counters().descriptor_updates.fetch_add(kStorageBindings + 1);
+    vkUpdateDescriptorSets(dev, kStorageBindings + 1, writes, 0, nullptr);
+    if (d.barrier_before) {
+      Barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+    }
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
+    vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &d.pc);
+    vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+  }
+  // Logits and cache writes become visible to the host once the fence signals.
+  Barrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
+  if (vkEndCommandBuffer(cb) != VK_SUCCESS) {
+    return Status::Error(StatusCode::kInternal, "cannot end recording a command buffer");
+  }
+  return Status::Ok();
+}
+
+}  // namespace staticlm::vulkan

@@ -1,0 +1,30 @@
+// Records a plan's dispatches into one command buffer, once, at init: allocates and writes a
+// descriptor set per dispatch (binding each tensor at an aligned offset, the remainder going
+// to the push constants), pushes the constants, inserts barriers, and ends with a barrier that
+// makes the results visible to the host. The command buffer is replayed every step.
+#pragma once
+
+#include <vector>
+
+#include <vulkan/vulkan.h>
+
+#include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_dispatch.h"
+#include "backends/vulkan/vk_memory.h"
+#include "backends/vulkan/vk_pipelines.h"
+#include "platform/status.h"
+
+namespace staticlm::vulkan {
+
+struct RecordInputs {
+  DeviceContext* dc;
+  PipelineSet* pipelines;
+  const DeviceBuffer* buffers;  // indexed by Slot
+  const DeviceBuffer* step;     // the uniform block of the step's parameters
+  VkDescriptorPool pool;
+};
+
+// Init only. `dispatches` must already hold every dispatch of the plan.
+Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkCommandBuffer cb);
+
+}  // namespace staticlm::vulkan

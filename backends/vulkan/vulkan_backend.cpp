@@ -1,0 +1,224 @@
+#include "backends/vulkan/vulkan_backend.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "backends/plan_validation.h"
+#include "backends/vulkan/vk_recorder.h"
+#include "platform/clock.h"
+
+namespace staticlm::vulkan {
+namespace {
+
+// A step that takes longer than this is reported as a hung device rather than waited on.
+constexpr uint64_t kStepTimeoutNs = 120ull * 1000 * 1000 * 1000;
+
+constexpr VkBufferUsageFlags kStorage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+
+const char* const kStyleNames[2] = {"column per invocation", "workgroup per column (subgroup sum)"};
+
+// GPUs: a workgroup per column, summed with subgroup operations. CPU devices (lavapipe): a
+// column per invocation, which measured fastest there (each SIMD lane a column). `forced`
+// (tests) wins when the device supports it.
+int ChooseMatMulStyle(const DeviceInfo& info, int forced) {
+  if (forced == 0 || forced == 1) return forced == 1 && info.subgroup_arithmetic ? 1 : 0;
+  return info.type != VK_PHYSICAL_DEVICE_TYPE_CPU && info.subgroup_arithmetic ? 1 : 0;
+}
+
+const char* TypeName(VkPhysicalDeviceType t) {
+  return t == VK_PHYSICAL_DEVICE_TYPE_CPU ? "cpu device" : "gpu";
+}
+
+}  // namespace
+
+VulkanBackend::VulkanBackend(const BackendOptions& options, const VulkanTestOptions& test)
+    : options_(options), test_(test) {}
+
+VulkanBackend::~VulkanBackend() {
+  if (dc_.device() == VK_NULL_HANDLE) return;
+  vkDeviceWaitIdle(dc_.device());
+  VkDevice dev = dc_.device();
+  if (fence_ != VK_NULL_HANDLE) vkDestroyFence(dev, fence_, dc_.allocator());
+  if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, command_pool_, dc_.allocator());
+  if (descriptor_pool_ != VK_NULL_HANDLE) {
+    vkDestroyDescriptorPool(dev, descriptor_pool_, dc_.allocator());
+  }
+  for (DeviceBuffer& b : buffers_) DestroyDeviceBuffer(dc_, &b);
+  DestroyDeviceBuffer(dc_, &step_);
+}
+
+Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) {
+  if (!plans_.empty()) return Status::Error(StatusCode::kInvalidState, "already prepared");
+  for (int i = 0; i < n_plans; ++i) STATICLM_RETURN_IF_ERROR(ValidatePlan(*plans[i], buffers));
+  host_ = buffers;
+  DeviceOptions device_options;
+  device_options.index = options_.device;
+  device_options.validation = test_.validation;
+  STATICLM_RETURN_IF_ERROR(dc_.Init(device_options));
+  STATICLM_RETURN_IF_ERROR(pipelines_.Init(&dc_, options_.pipeline_cache_path));
+  const DeviceInfo& info = dc_.info();
+  matmul_style_ = ChooseMatMulStyle(info, test_.force_matmul_style);
+
+  RopeTables tables;
+  for (int i = 0; i < n_plans; ++i) AddRopeTables(*plans[i], &tables);
+  DispatchOptions dispatch_options;
+  dispatch_options.matmul_style = matmul_style_;
+  dispatch_options.max_group_count_x = info.max_group_count_x;
+  uint64_t scratch = 0;
+  size_t n_dispatches = 0;
+  dispatches_.resize(static_cast<size_t>(n_plans));
+  for (int i = 0; i < n_plans; ++i) {
+    STATICLM_RETURN_IF_ERROR(
+        TranslatePlan(*plans[i], tables, dispatch_options, &dispatches_[size_t(i)], &scratch));
+    n_dispatches += dispatches_[size_t(i)].size();
+  }
+  STATICLM_RETURN_IF_ERROR(CreateBuffers(buffers, tables, scratch));
+  STATICLM_RETURN_IF_ERROR(CreateCommandObjects(n_dispatches, n_plans));
+  RecordInputs in{&dc_, &pipelines_, buffers_, &step_, descriptor_pool_};
+  for (int i = 0; i < n_plans; ++i) {
+    STATICLM_RETURN_IF_ERROR(RecordPlan(in, dispatches_[size_t(i)], commands_[size_t(i)]));
+  }
+  Status saved = pipelines_.SaveCache();
+  if (!saved.ok()) std::fprintf(stderr, "staticlm: warning: %s\n", saved.message());
+  for (int i = 0; i < n_plans; ++i) plans_.push_back(plans[i]);
+  std::snprintf(description_, sizeof(description_),
+                "vulkan: %s (%s), matmul %s, %d pipelines%s, %zu dispatches", info.name,
+                TypeName(info.type), kStyleNames[matmul_style_], pipelines_.count(),
+                pipelines_.cache_loaded() ? " (from cache)" : "", n_dispatches);
+  return Status::Ok();
+}
+
+Status VulkanBackend::CreateBuffers(const BufferBinding& b, const RopeTables& tables,
+                                    uint64_t scratch) {
+  auto slot = [&](Slot s) -> DeviceBuffer* { return &buffers_[static_cast<int>(s)]; };
+  auto bytes = [&](BufferId id) { return b.bytes[static_cast<int>(id)]; };
+  // Weights get one spare word: the quantized loaders may read one word past a row's end.
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kWeights) + 16, kStorage,
+                                              MemoryUse::kDevice, "the weights",
+                                              slot(Slot::kWeights)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kKvCache), kStorage,
+                                              MemoryUse::kHost, "the KV cache",
+                                              slot(Slot::kKvCache)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kArena), kStorage,
+                                              MemoryUse::kDevice, "the arena", slot(Slot::kArena)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kIo), kStorage, MemoryUse::kHost,
+                                              "the io buffer", slot(Slot::kIo)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, tables.data.size() * sizeof(float), kStorage,
+                                              MemoryUse::kDevice, "the RoPE tables",
+                                              slot(Slot::kRopeTable)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, scratch, kStorage, MemoryUse::kDevice,
+                                              "the attention scratch", slot(Slot::kScratch)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, 16, kStorage, MemoryUse::kDevice,
+                                              "a placeholder", slot(Slot::kDummy)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, 16, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
+                                              MemoryUse::kHost, "the step parameters", &step_));
+  std::memset(slot(Slot::kKvCache)->mapped, 0, slot(Slot::kKvCache)->size);
+  VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pi.queueFamilyIndex = dc_.queue_family();
+  pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  dc_.counters().object_creations.fetch_add(1);
+  if (vkCreateCommandPool(dc_.device(), &pi, dc_.allocator(), &command_pool_) != VK_SUCCESS) {
+    return Status::Error(StatusCode::kOutOfMemory, "cannot create a Vulkan command pool");
+  }
+  STATICLM_RETURN_IF_ERROR(UploadToBuffer(dc_, command_pool_, *slot(Slot::kWeights), 0,
+                                          b.data[static_cast<int>(BufferId::kWeights)],
+                                          bytes(BufferId::kWeights)));
+  return UploadToBuffer(dc_, command_pool_, *slot(Slot::kRopeTable), 0, tables.data.data(),
+                        tables.data.size() * sizeof(float));
+}
+
+Status VulkanBackend::CreateCommandObjects(size_t n_dispatches, int n_plans) {
+  VkDescriptorPoolSize sizes[2] = {
+      {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(n_dispatches * kStorageBindings)},
+      {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, static_cast<uint32_t>(n_dispatches)}};
+  VkDescriptorPoolCreateInfo dp{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dp.maxSets = static_cast<uint32_t>(n_dispatches);
+  dp.poolSizeCount = 2;
+  dp.pPoolSizes = sizes;
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  dc_.counters().object_creations.fetch_add(2);
+  if (vkCreateDescriptorPool(dc_.device(), &dp, dc_.allocator(), &descriptor_pool_) != VK_SUCCESS ||
+      vkCreateFence(dc_.device(), &fi, dc_.allocator(), &fence_) != VK_SUCCESS) {
+    return Status::Error(StatusCode::kOutOfMemory, "cannot create Vulkan descriptor pool/fence");
+  }
+  commands_.resize(static_cast<size_t>(n_plans));
+  VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  ai.commandPool = command_pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = static_cast<uint32_t>(n_plans);
+  dc_.counters().object_creations.fetch_add(1);
+  if (vkAllocateCommandBuffers(dc_.device(), &ai, commands_.data()) != VK_SUCCESS) {
+    return Status::Error(StatusCode::kOutOfMemory, "cannot allocate Vulkan command buffers");
+  }
+  return Status::Ok();
+}
+
+Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
+  if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) {
+    return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
+  }
+  const Plan& plan = *plans_[static_cast<size_t>(plan_index)];
+  if (step.n_tokens <= 0 || step.n_tokens > plan.limits.prefill_chunk) {
+    return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
+  }
+  if (step.position < 0 || step.position > plan.limits.max_context - step.n_tokens) {
+    return Status::Error(StatusCode::kContextFull, "step would write past the context");
+  }
+  double start = NowSeconds();
+  const int io = static_cast<int>(BufferId::kIo);
+  uint8_t* device_io = buffers_[io].mapped;
+  const TensorRegion& tokens = plan.tensors[plan.tokens_tensor];
+  std::memcpy(device_io + tokens.offset, host_.data[io] + tokens.offset,
+              sizeof(int32_t) * static_cast<size_t>(step.n_tokens));
+  const int32_t params[2] = {step.n_tokens, step.position};
+  std::memcpy(step_.mapped, params, sizeof(params));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &commands_[static_cast<size_t>(plan_index)];
+  VkResult r = vkQueueSubmit(dc_.queue(), 1, &si, fence_);
+  if (r == VK_SUCCESS) r = vkWaitForFences(dc_.device(), 1, &fence_, VK_TRUE, kStepTimeoutNs);
+  if (r == VK_ERROR_DEVICE_LOST) return Status::Error(StatusCode::kInternal, "Vulkan device lost");
+  if (r == VK_TIMEOUT) return Status::Error(StatusCode::kInternal, "Vulkan step timed out");
+  if (r != VK_SUCCESS) return Status::Error(StatusCode::kInternal, "Vulkan submit failed");
+  vkResetFences(dc_.device(), 1, &fence_);
+  const TensorRegion& logits = plan.tensors[plan.logits_tensor];
+  std::memcpy(host_.data[io] + logits.offset, device_io + logits.offset, logits.bytes());
+  last_step_seconds_ = NowSeconds() - start;
+  return Status::Ok();
+}
+
+uint8_t* VulkanBackend::MappedRange(BufferId id, uint64_t offset, uint64_t bytes) const {
+  if (id == BufferId::kWeights) return nullptr;
+  uint8_t* base = id == BufferId::kIo ? host_.data[static_cast<int>(id)]
+                                      : buffers_[static_cast<int>(id)].mapped;
+  uint64_t size = host_.bytes[static_cast<int>(id)];
+  if (base == nullptr || offset > size || bytes > size - offset) return nullptr;
+  return base + offset;
+}
+
+Status VulkanBackend::ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) {
+  const uint8_t* src = MappedRange(id, offset, bytes);
+  if (src == nullptr) return Status::Error(StatusCode::kInvalidArgument, "read out of bounds");
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
+Status VulkanBackend::WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) {
+  uint8_t* dst = MappedRange(id, offset, bytes);
+  if (dst == nullptr) return Status::Error(StatusCode::kInvalidArgument, "write out of bounds");
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return Status::Ok();
+}
+
+Status VulkanBackend::CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
+                                       uint64_t bytes) {
+  uint8_t* src = MappedRange(id, src_offset, bytes);
+  uint8_t* dst = MappedRange(id, dst_offset, bytes);
+  if (src == nullptr || dst == nullptr) {
+    return Status::Error(StatusCode::kInvalidArgument, "copy out of bounds");
+  }
+  if (bytes != 0) std::memmove(dst, src, bytes);
+  return Status::Ok();
+}
+
+}  // namespace staticlm::vulkan

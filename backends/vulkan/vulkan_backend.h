@@ -1,0 +1,75 @@
+// The Vulkan backend: GLSL compute shaders (shaders/, compiled to SPIR-V at build time and
+// embedded), everything created at Prepare — device, buffers sized from the plans, every
+// pipeline, a descriptor set per dispatch, one command buffer per plan recorded once — and
+// each step replayed with its parameters in a small uniform buffer. The KV cache and the
+// arena live in device memory; Execute copies the step's token ids in from the host io buffer
+// and only the logits back out.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/vulkan/vk_device.h"
+#include "backends/vulkan/vk_dispatch.h"
+#include "backends/vulkan/vk_memory.h"
+#include "backends/vulkan/vk_pipelines.h"
+
+namespace staticlm::vulkan {
+
+// Choices tests make; the registry uses the defaults.
+struct VulkanTestOptions {
+  bool validation = false;      // enable the Khronos validation layer and count its messages
+  int force_matmul_style = -1;  // -1: by device; else DispatchOptions::matmul_style
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  explicit VulkanBackend(const BackendOptions& options, const VulkanTestOptions& test = {});
+  ~VulkanBackend() override;
+
+  const char* name() const override { return "vulkan"; }
+  const char* description() const override { return description_; }
+  const char* prepare_note() const override { return pipelines_.note(); }
+  Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) override;
+  Status Execute(int plan_index, const StepParams& step) override;
+  Status ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) override;
+  Status WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) override;
+  Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
+                          uint64_t bytes) override;
+
+  // For tests and reports.
+  VkCounters& counters() { return dc_.counters(); }
+  uint64_t validation_messages() const { return dc_.validation_messages(); }
+  bool validation_enabled() const { return dc_.validation_enabled(); }
+  double last_step_seconds() const { return last_step_seconds_; }
+  const char* pipeline_cache_note() const { return pipelines_.note(); }
+  bool pipeline_cache_loaded() const { return pipelines_.cache_loaded(); }
+  int pipeline_count() const { return pipelines_.count(); }
+  int matmul_style() const { return matmul_style_; }
+
+ private:
+  Status CreateBuffers(const BufferBinding& buffers, const RopeTables& tables, uint64_t scratch);
+  Status CreateCommandObjects(size_t n_dispatches, int n_plans);
+  // The mapped bytes [offset, offset + bytes) of buffer `id`, or nullptr when out of range.
+  uint8_t* MappedRange(BufferId id, uint64_t offset, uint64_t bytes) const;
+
+  BackendOptions options_;
+  VulkanTestOptions test_;
+  DeviceContext dc_;  // declared first: destroyed last
+  PipelineSet pipelines_;
+  DeviceBuffer buffers_[static_cast<int>(Slot::kCount)];
+  DeviceBuffer step_;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  std::vector<VkCommandBuffer> commands_;
+  std::vector<const Plan*> plans_;
+  std::vector<std::vector<Dispatch>> dispatches_;
+  BufferBinding host_;
+  int matmul_style_ = 0;  // see DispatchOptions::matmul_style
+  double last_step_seconds_ = 0.0;
+  char description_[512] = "vulkan (not prepared)";
+};
+
+}  // namespace staticlm::vulkan

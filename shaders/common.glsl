@@ -1,0 +1,30 @@
+// Declarations every staticlm compute shader shares: one descriptor set of six storage buffers
+// of 32-bit words (floats are read with uintBitsToFloat, halves with unpackHalf2x16, so no
+// 8/16-bit storage feature is needed), the step's parameters, and the push constants.
+#extension GL_EXT_control_flow_attributes : enable
+
+layout(std430, set = 0, binding = 0) buffer Buffer0 { uint b0[]; };
+layout(std430, set = 0, binding = 1) buffer Buffer1 { uint b1[]; };
+layout(std430, set = 0, binding = 2) buffer Buffer2 { uint b2[]; };
+layout(std430, set = 0, binding = 3) buffer Buffer3 { uint b3[]; };
+layout(std430, set = 0, binding = 4) buffer Buffer4 { uint b4[]; };
+layout(std430, set = 0, binding = 5) buffer Buffer5 { uint b5[]; };
+
+// Written by the host before each submit; one recording serves every chunk length.
+layout(std140, set = 0, binding = 6) uniform StepBlock {
+  int n_tokens;
+  int position;
+} step;
+
+// base0..base5: the word offset of each binding's tensor inside its bound range (descriptor
+// offsets must be aligned; tensors need not be). rows: 0 = the step's n_tokens.
+layout(push_constant) uniform PushConstants {
+  uint base0, base1, base2, base3, base4, base5;
+  uint rows;
+  uint a, b, c, d, e, f, g;
+  float fa, fb;
+} pc;
+
+uint active_rows() { return pc.rows != 0u ? pc.rows : uint(step.n_tokens); }
+
+float f32_at(uint word) { return uintBitsToFloat(word); }

@@ -1,0 +1,136 @@
+#version 450
+// y (rows, n_out) = x (rows, n_in) · wᵀ for one weight type, with the plan's fused forms:
+//   MODE 0: y0 = x · w0ᵀ
+//   MODE 1: y1 = x · w1ᵀ, y0 = silu(x · w0ᵀ) · y1   (gate and up share x)
+//   MODE 2: y0 = x · w0ᵀ, acc += y0                  (residual add)
+// STYLE 0: one output column per invocation (fastest on CPU devices such as lavapipe).
+// STYLE 1: one output column per workgroup, blocks split over its invocations and summed with
+//          subgroupAdd then shared memory (the GPU form).
+// Bindings: b0 x, b1 w0, b2 y0, b3 y1 or acc, b4 w1. Push constants: a n_out, b n_in,
+// c bytes per weight row. Workgroup y: a tile of RT rows (a define: 1 for decode plans, 8 for
+// prefill; CPU devices run masked-off rows of a tile anyway), so one recording serves any
+// n_tokens.
+#include "common.glsl"
+#include "weight_type.glsl"
+#if STYLE == 1
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#endif
+
+#define RT uint(ROWS)
+// Output columns per invocation (STYLE 0): each loaded x value serves COLS columns. STYLE 0
+// workgroups are small so that lavapipe's threads (one workgroup each) all get work.
+#if STYLE == 0
+#define COLS 4u
+#define WG 16
+#else
+#define COLS 1u
+#define WG 64
+#endif
+
+layout(local_size_x = WG) in;
+
+#define WBUF b1
+#define DEQ dequant_w0
+#define DEQ_U32 w0_u32
+#define DEQ_HALF w0_half
+#include "dequant.glsl"
+#undef WBUF
+#undef DEQ
+#undef DEQ_U32
+#undef DEQ_HALF
+#define WBUF b4
+#define DEQ dequant_w1
+#define DEQ_U32 w1_u32
+#define DEQ_HALF w1_half
+#include "dequant.glsl"
+
+#if STYLE == 1
+shared float partial[WG / 4][RT];  // one slot per subgroup (subgroups of at least 4)
+#endif
+
+float silu(float g) { return g / (1.0 + exp(-g)); }
+
+void main() {
+#if STYLE == 0
+  uint o0 = gl_GlobalInvocationID.x * COLS;
+  uint lane = 0u, lanes = 1u;
+  if (o0 >= pc.a) return;
+#else
+  uint o0 = gl_WorkGroupID.x;
+  uint lane = gl_LocalInvocationID.x, lanes = uint(WG);
+#endif
+  uint rows = active_rows();
+  uint r0 = gl_WorkGroupID.y * RT;
+  if (r0 >= rows) return;
+  uint nr = min(RT, rows - r0);
+  float acc0[COLS][RT], acc1[COLS][RT];
+  [[unroll]] for (uint c = 0u; c < COLS; ++c) {
+    [[unroll]] for (uint r = 0u; r < RT; ++r) {
+      acc0[c][r] = 0.0;
+      acc1[c][r] = 0.0;
+    }
+  }
+  uint n_blocks = pc.b / uint(QK);
+  for (uint blk = lane; blk < n_blocks; blk += lanes) {
+    // The x block of every row is loaded once and used for all COLS columns: on lavapipe an
+    // x load is a per-lane gather and cost more than the weights (see README, Vulkan).
+    float xs[RT][QK];
+    [[unroll]] for (uint r = 0u; r < RT; ++r) {
+      uint xw = pc.base0 + (r0 + min(r, nr - 1u)) * pc.b + blk * uint(QK);
+      [[unroll]] for (uint j = 0u; j < uint(QK); ++j) xs[r][j] = uintBitsToFloat(b0[xw + j]);
+    }
+    [[unroll]] for (uint c = 0u; c < COLS; ++c) {
+      uint o = min(o0 + c, pc.a - 1u);  // a clamped column is computed and not stored
+      float v0[QK];
+      dequant_w0(pc.base1 * 4u + o * pc.c + blk * BLOCK_BYTES, v0);
+#if MODE == 1
+      float v1[QK];
+      dequant_w1(pc.base4 * 4u + o * pc.c + blk * BLOCK_BYTES, v1);
+#endif
+      [[unroll]] for (uint r = 0u; r < RT; ++r) {
+        [[unroll]] for (uint j = 0u; j < uint(QK); ++j) {
+          acc0[c][r] += v0[j] * xs[r][j];
+#if MODE == 1
+          acc1[c][r] += v1[j] * xs[r][j];
+#endif
+        }
+      }
+    }
+  }
+#if STYLE == 1
+  // Sum over the workgroup: within each subgroup, then across subgroups in shared memory.
+  uint n_sub = gl_NumSubgroups;
+  [[unroll]] for (uint pass = 0u; pass < (MODE == 1 ? 2u : 1u); ++pass) {
+    [[unroll]] for (uint r = 0u; r < RT; ++r) {
+      float s = subgroupAdd(pass == 0u ? acc0[0][r] : acc1[0][r]);
+      if (gl_SubgroupInvocationID == 0u) partial[gl_SubgroupID][r] = s;
+    }
+    barrier();
+    [[unroll]] for (uint r = 0u; r < RT; ++r) {
+      float s = 0.0;
+      for (uint i = 0u; i < n_sub; ++i) s += partial[i][r];
+      if (pass == 0u) acc0[0][r] = s; else acc1[0][r] = s;
+    }
+    barrier();
+  }
+  if (lane != 0u) return;
+#endif
+  // Constant bounds throughout: a dynamic index would move acc0/acc1 to (slow) private memory.
+  [[unroll]] for (uint c = 0u; c < COLS; ++c) {
+    uint o = o0 + c;
+    if (o >= pc.a) break;
+    [[unroll]] for (uint r = 0u; r < RT; ++r) {
+      if (r >= nr) break;
+      uint yi = (r0 + r) * pc.a + o;
+#if MODE == 1
+      b3[pc.base3 + yi] = floatBitsToUint(acc1[c][r]);
+      b2[pc.base2 + yi] = floatBitsToUint(silu(acc0[c][r]) * acc1[c][r]);
+#else
+      b2[pc.base2 + yi] = floatBitsToUint(acc0[c][r]);
+#endif
+#if MODE == 2
+      b3[pc.base3 + yi] = floatBitsToUint(uintBitsToFloat(b3[pc.base3 + yi]) + acc0[c][r]);
+#endif
+    }
+  }
+}

@@ -1,0 +1,76 @@
+# Compiles the GLSL compute shaders to SPIR-V at build time, one variant per set of -D defines
+# (weight type, fused mode, reduction style, …) from a single source each, and embeds them in
+# the library as uint32_t arrays (shaders/embed_spirv.cmake). Nothing is compiled at run time.
+# include()d from backends/CMakeLists.txt (so the generated file is a source of a target in
+# the same directory) only when STATICLM_VULKAN is on; sets
+# STATICLM_SPIRV_SOURCE to the generated .cpp.
+
+set(spv_dir ${CMAKE_CURRENT_BINARY_DIR}/spirv)
+file(MAKE_DIRECTORY ${spv_dir})
+set(shader_dir ${CMAKE_CURRENT_LIST_DIR})
+file(GLOB shader_includes ${shader_dir}/*.glsl)
+set(spirv_names "")
+
+function(add_shader_variant name source)
+  set(out ${spv_dir}/${name}.spv)
+  set(defines "")
+  foreach(d ${ARGN})
+    list(APPEND defines -D${d})
+  endforeach()
+  if(STATICLM_GLSLC)
+    set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 -O -I ${shader_dir}
+        ${defines} ${shader_dir}/${source} -o ${out})
+  else()
+    set(cmd ${STATICLM_GLSLANG} -V --target-env vulkan1.1 -S comp -I${shader_dir} ${defines}
+        ${shader_dir}/${source} -o ${out})
+  endif()
+  add_custom_command(OUTPUT ${out} COMMAND ${cmd}
+                     DEPENDS ${shader_dir}/${source} ${shader_includes}
+                     COMMENT "SPIR-V ${name}" VERBATIM)
+  set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
+endfunction()
+
+# Weight types by their backends/dtype.h value.
+set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q8_0=8 bf16=30)
+foreach(pair ${weight_types})
+  string(REPLACE "=" ";" kv ${pair})
+  list(GET kv 0 tname)
+  list(GET kv 1 tid)
+  add_shader_variant(embed_${tname} embed.comp WTYPE=${tid})
+  foreach(mode 0 1 2)
+    foreach(style 0 1)
+      foreach(rows 1 8)
+        add_shader_variant(matmul_${tname}_m${mode}_s${style}_r${rows} matmul.comp
+                           WTYPE=${tid} MODE=${mode} STYLE=${style} ROWS=${rows})
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+add_shader_variant(rms_norm rms_norm.comp)
+add_shader_variant(rope rope.comp)
+add_shader_variant(add elementwise.comp OP=0)
+add_shader_variant(silu_mul elementwise.comp OP=1)
+add_shader_variant(take_last elementwise.comp OP=2)
+foreach(kv f32=0 f16=1)
+  string(REPLACE "=" ";" pair ${kv})
+  list(GET pair 0 kname)
+  list(GET pair 1 kid)
+  add_shader_variant(kv_store_${kname} kv_store.comp KV_F16=${kid})
+  foreach(hd 64 128)
+    add_shader_variant(attention_split_${kname}_hd${hd} attention_split.comp KV_F16=${kid} HD=${hd})
+  endforeach()
+endforeach()
+add_shader_variant(attention_combine attention_combine.comp)
+
+set(spv_files "")
+foreach(n ${spirv_names})
+  list(APPEND spv_files ${spv_dir}/${n}.spv)
+endforeach()
+set(generated ${CMAKE_CURRENT_BINARY_DIR}/spirv_blobs.cpp)
+string(REPLACE ";" "," names_arg "${spirv_names}")
+add_custom_command(OUTPUT ${generated}
+                   COMMAND ${CMAKE_COMMAND} -DSPV_DIR=${spv_dir} -DNAMES=${names_arg}
+                           -DOUT=${generated} -P ${shader_dir}/embed_spirv.cmake
+                   DEPENDS ${spv_files} ${shader_dir}/embed_spirv.cmake
+                   COMMENT "Embedding SPIR-V modules" VERBATIM)
+set(STATICLM_SPIRV_SOURCE ${generated})

@@ -1,0 +1,245 @@
+// Every Vulkan kernel against the CPU reference kernels (the oracle), one op per plan, on
+// random inputs of awkward sizes, with both matmul styles (column per invocation and the
+// subgroup-reduced GPU form) and with the Khronos validation layer on: any validation message
+// fails the test. Skips when this build or machine has no Vulkan device.
+#include <cmath>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "tests/vulkan_test_support.h"
+#if defined(STATICLM_HAVE_VULKAN)
+#include "backends/vulkan/vulkan_backend.h"
+#endif
+
+namespace staticlm::vktest {
+namespace {
+
+#if defined(STATICLM_HAVE_VULKAN)
+
+// Runs on the reference CPU backend and on Vulkan (validation on, matmul `style`), returning
+// both results; skips the test when there is no device.
+struct Pair {
+  RunResult cpu, gpu;
+  bool skipped = false;
+};
+
+Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0) {
+  Pair p;
+  BackendOptions options;
+  options.reference_kernels = true;
+  cpu::CpuBackend cpu_backend(options);
+  p.cpu = RunPlan(cpu_backend, h, steps);
+  EXPECT_TRUE(p.cpu.status.ok()) << p.cpu.status.message();
+  vulkan::VulkanTestOptions test;
+  test.validation = true;
+  test.force_matmul_style = style;
+  vulkan::VulkanBackend vk(BackendOptions{}, test);
+  p.gpu = RunPlan(vk, h, steps);
+  if (!p.gpu.status.ok() && p.gpu.status.code() == StatusCode::kUnsupported &&
+      std::strstr(p.gpu.status.message(), "no Vulkan") != nullptr) {
+    p.skipped = true;
+    return p;
+  }
+  EXPECT_TRUE(p.gpu.status.ok()) << p.gpu.status.message();
+  EXPECT_EQ(vk.validation_messages(), 0u) << "validation layer messages (see stderr)";
+  if (vk.matmul_style() != style) std::printf("note: matmul style %d unsupported here\n", style);
+  return p;
+}
+
+void ExpectClose(const std::vector<float>& want, const std::vector<float>& got, float tolerance,
+                 const char* what) {
+  ASSERT_EQ(want.size(), got.size());
+  float scale = 0.0f;
+  for (float w : want) scale = std::max(scale, std::fabs(w));
+  int bad = 0;
+  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
+    if (!(std::fabs(want[i] - got[i]) <= tolerance * std::max(1.0f, scale))) {
+      ADD_FAILURE() << what << "[" << i << "]: reference " << want[i] << ", vulkan " << got[i];
+      ++bad;
+    }
+  }
+}
+
+#define RUN_OR_SKIP(var, ...)                          \
+  Pair var = RunBoth(__VA_ARGS__);                     \
+  if (var.skipped) GTEST_SKIP() << "no Vulkan device"; \
+  ASSERT_TRUE(var.gpu.status.ok() && var.cpu.status.ok())
+
+const DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
+                              DType::kQ4_0, DType::kQ4_1, DType::kQ8_0};
+
+TEST(VulkanKernelsTest, EmbedEveryWeightType) {
+  for (DType type : kWeightTypes) {
+    SCOPED_TRACE(DTypeName(type));
+    const int64_t vocab = 37, width = 96, chunk = 5;
+    PlanHarness h(chunk);
+    uint32_t table = h.Tensor(BufferId::kWeights, type, {vocab, width}, "table");
+    uint32_t out = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "out");
+    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, OpParams{});
+    h.Allocate();
+    auto w = RandomWeights(type, vocab * width, 1);
+    std::memcpy(h.Data(table), w.data(), w.size());
+    int32_t ids[chunk] = {36, 0, 5, 17, 2};
+    std::memcpy(h.Data(h.plan.tokens_tensor), ids, sizeof(ids));
+    RUN_OR_SKIP(r, h, {{3, 0}});
+    ExpectClose(Values(h, r.cpu, out, 3), Values(h, r.gpu, out, 3), 0.0f, "embed");
+  }
+}
+
+// y = x · wᵀ for every weight type, both styles, a partial row tile (n_tokens < chunk).
+TEST(VulkanKernelsTest, MatMulEveryTypeBothStyles) {
+  for (int style : {0, 1}) {
+    for (DType type : kWeightTypes) {
+      SCOPED_TRACE(std::string(DTypeName(type)) + " style " + std::to_string(style));
+      const int64_t n_out = 67, n_in = 160, chunk = 11;
+      PlanHarness h(chunk);
+      uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
+      uint32_t w = h.Tensor(BufferId::kWeights, type, {n_out, n_in}, "w");
+      uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_out}, "y");
+      h.AddOp(OpKind::kMatMul, {x, w}, {y}, OpParams{});
+      h.Allocate();
+      auto wb = RandomWeights(type, n_out * n_in, 2);
+      std::memcpy(h.Data(w), wb.data(), wb.size());
+      PutFloats(h, x, RandomFloats(chunk * n_in, 3));
+      RUN_OR_SKIP(r, h, {{9, 0}}, style);
+      ExpectClose(Values(h, r.cpu, y, 9), Values(h, r.gpu, y, 9), 1e-4f, "y");
+    }
+  }
+}
+
+// The fused forms the engine's plans use: RMSNorm + gate/up + SiLU, Q/K/V with three
+// widths, and the residual accumulation; plus gate/up of two different types (the fallback).
+TEST(VulkanKernelsTest, MatMulFusedForms) {
+  for (int style : {0, 1}) {
+    for (DType up_type : {DType::kQ4_1, DType::kQ8_0}) {
+      SCOPED_TRACE("style " + std::to_string(style) + " up " + DTypeName(up_type));
+      const int64_t n_in = 96, chunk = 6, ffn = 70;
+      PlanHarness h(chunk);
+      uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
+      uint32_t g = h.Tensor(BufferId::kWeights, DType::kQ4_1, {ffn, n_in}, "gate");
+      uint32_t u = h.Tensor(BufferId::kWeights, up_type, {ffn, n_in}, "up");
+      uint32_t nw = h.Tensor(BufferId::kWeights, DType::kF32, {n_in}, "norm");
+      uint32_t y0 = h.Tensor(BufferId::kArena, DType::kF32, {chunk, ffn}, "y0");
+      uint32_t y1 = h.Tensor(BufferId::kArena, DType::kF32, {chunk, ffn}, "y1");
+      uint32_t xn = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "xn");
+      OpParams p;
+      p.n_weights = 2;
+      p.norm_input = true;
+      p.silu_mul = true;
+      p.eps = 1e-5f;
+      h.AddOp(OpKind::kMatMul, {x, g, u, nw}, {y0, y1, xn}, p);
+      // Q, K, V of different widths sharing x, then the output projection accumulated.
+      uint32_t wq = h.Tensor(BufferId::kWeights, DType::kQ8_0, {64, n_in}, "wq");
+      uint32_t wk = h.Tensor(BufferId::kWeights, DType::kQ4_0, {32, n_in}, "wk");
+      uint32_t wv = h.Tensor(BufferId::kWeights, DType::kF16, {32, n_in}, "wv");
+      uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 64}, "q");
+      uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 32}, "k");
+      uint32_t v = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 32}, "v");
+      OpParams p3;
+      p3.n_weights = 3;
+      h.AddOp(OpKind::kMatMul, {xn, wq, wk, wv}, {q, k, v}, p3);
+      uint32_t wo = h.Tensor(BufferId::kWeights, DType::kQ4_1, {n_in, 64}, "wo");
+      uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "o");
+      OpParams pa;
+      pa.accumulate = true;
+      h.AddOp(OpKind::kMatMul, {q, wo}, {o, x}, pa);
+      h.Allocate();
+      uint32_t seed = 10;
+      for (uint32_t t : {g, u, wq, wk, wv, wo}) {
+        const TensorRegion& tr = h.plan.tensors[t];
+        auto b = RandomWeights(tr.dtype, uint64_t(tr.elements()), seed++);
+        std::memcpy(h.Data(t), b.data(), b.size());
+      }
+      PutFloats(h, nw, RandomFloats(n_in, 20));
+      PutFloats(h, x, RandomFloats(chunk * n_in, 21));
+      RUN_OR_SKIP(r, h, {{5, 0}}, style);
+      for (uint32_t t : {y0, y1, xn, q, k, v, o, x}) {
+        ExpectClose(Values(h, r.cpu, t, 5), Values(h, r.gpu, t, 5), 1e-4f, h.plan.tensors[t].name);
+      }
+    }
+  }
+}
+
+TEST(VulkanKernelsTest, RmsNormRopeAddSiluTakeLast) {
+  const int64_t chunk = 7, width = 166;  // RoPE below treats it as one head of 166
+  PlanHarness h(chunk, 2048);
+  uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "x");
+  uint32_t w = h.Tensor(BufferId::kWeights, DType::kF32, {width}, "w");
+  uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "y");
+  uint32_t b = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "b");
+  uint32_t last = h.Tensor(BufferId::kArena, DType::kF32, {1, width}, "last");
+  OpParams pn;
+  pn.eps = 1e-6f;
+  h.AddOp(OpKind::kRmsNorm, {x, w}, {y}, pn);
+  OpParams pr;
+  pr.head_dim = 166;  // one head of an awkward (even) size
+  pr.rope_base = 10000.0f;
+  h.AddOp(OpKind::kRope, {}, {y}, pr);
+  h.AddOp(OpKind::kAdd, {b}, {y}, OpParams{});
+  h.AddOp(OpKind::kSiluMul, {x}, {y}, OpParams{});
+  h.AddOp(OpKind::kTakeLast, {y}, {last}, OpParams{});
+  h.Allocate();
+  PutFloats(h, x, RandomFloats(chunk * width, 30, 3.0f));
+  PutFloats(h, w, RandomFloats(width, 31));
+  PutFloats(h, b, RandomFloats(chunk * width, 32));
+  RUN_OR_SKIP(r, h, {{6, 1500}});
+  ExpectClose(Values(h, r.cpu, y, 6), Values(h, r.gpu, y, 6), 1e-5f, "y");
+  ExpectClose(Values(h, r.cpu, last), Values(h, r.gpu, last), 1e-5f, "last");
+}
+
+// KV store then attention over a static cache, prefill then decode far into the cache, for
+// f16 and f32 caches and head sizes 64 and 96 (the 128-wide shader variant).
+TEST(VulkanKernelsTest, KvStoreAndAttention) {
+  for (DType kv : {DType::kF16, DType::kF32}) {
+    for (int32_t hd : {64, 96}) {
+      SCOPED_TRACE(std::string(DTypeName(kv)) + " hd " + std::to_string(hd));
+      const int32_t chunk = 9, heads = 6, kv_heads = 2, capacity = 300;
+      PlanHarness h(chunk, capacity);
+      uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "q");
+      uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "k");
+      uint32_t v = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "v");
+      uint32_t kc = h.Tensor(BufferId::kKvCache, kv, {kv_heads, capacity, hd}, "k cache");
+      uint32_t vc = h.Tensor(BufferId::kKvCache, kv, {kv_heads, capacity, hd}, "v cache");
+      uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {heads, capacity}, "scores");
+      uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "o");
+      OpParams p;
+      p.n_heads = heads;
+      p.n_kv_heads = kv_heads;
+      p.head_dim = hd;
+      p.scale = 1.0f / std::sqrt(float(hd));
+      p.rope_base = 10000.0f;
+      p.cache_slots = capacity;
+      h.AddOp(OpKind::kKvStore, {k, v}, {kc, vc}, p);
+      h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
+      h.Allocate();
+      PutFloats(h, q, RandomFloats(chunk * heads * hd, 40));
+      PutFloats(h, k, RandomFloats(chunk * kv_heads * hd, 41));
+      PutFloats(h, v, RandomFloats(chunk * kv_heads * hd, 42));
+      // Fill the whole cache so that decode far in reads many filled slots.
+      auto fill = RandomFloats(size_t(2 * kv_heads * capacity * hd), 43);
+      uint8_t* cache = h.bytes[int(BufferId::kKvCache)].data();
+      for (size_t i = 0; i < fill.size(); ++i) {
+        if (kv == DType::kF16) {
+          uint16_t bits = cpu::FloatToHalf(fill[i]);
+          std::memcpy(cache + 2 * i, &bits, 2);
+        } else {
+          std::memcpy(cache + 4 * i, &fill[i], 4);
+        }
+      }
+      RUN_OR_SKIP(r, h, {{7, 0}, {9, 7}, {1, 280}, {3, 297}});
+      ExpectClose(Values(h, r.cpu, kc), Values(h, r.gpu, kc), 1e-6f, "k cache");
+      ExpectClose(Values(h, r.cpu, vc), Values(h, r.gpu, vc), 1e-6f, "v cache");
+      ExpectClose(Values(h, r.cpu, o, 3), Values(h, r.gpu, o, 3), 2e-5f, "attention");
+    }
+  }
+}
+
+#else
+TEST(VulkanKernelsTest, Skipped) {
+  GTEST_SKIP() << "built without Vulkan (STATICLM_VULKAN=OFF)";
+}
+#endif
+
+}  // namespace
+}  // namespace staticlm::vktest
