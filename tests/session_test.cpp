@@ -23,40 +23,24 @@
 
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
+using staticlm::test::ContextPtr;
+using staticlm::test::CreateContext;
+using staticlm::test::Logits;
 using staticlm::test::TempPath;
-using ContextPtr = std::unique_ptr<staticlm_context, void (*)(staticlm_context*)>;
+using staticlm::test::Tokens;
 
 ContextPtr Create(const std::string& model, int32_t max_context, int32_t chunk) {
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.max_context = max_context;
   limits.prefill_chunk = chunk;
-  staticlm_context* raw = nullptr;
-  char error[256] = {0};
-  EXPECT_EQ(staticlm_create(model.c_str(), &limits, &raw, error, sizeof(error)), STATICLM_OK)
-      << error;
-  return ContextPtr(raw, staticlm_destroy);
-}
-
-std::vector<int32_t> Tokens(staticlm_context* ctx, const std::string& text) {
-  std::vector<int32_t> tokens(text.size() + 8);
-  size_t n = 0;
-  EXPECT_EQ(staticlm_tokenize(ctx, text.data(), text.size(), 1, tokens.data(), tokens.size(), &n),
-            STATICLM_OK);
-  tokens.resize(n);
-  return tokens;
-}
-
-std::vector<float> Logits(staticlm_context* ctx) {
-  staticlm_model_info info;
-  staticlm_get_model_info(ctx, &info);
-  const float* l = staticlm_logits(ctx);
-  return l == nullptr ? std::vector<float>() : std::vector<float>(l, l + info.vocab_size);
+  return CreateContext(model.c_str(), limits);
 }
 
 std::vector<int32_t> History(staticlm_context* ctx) {

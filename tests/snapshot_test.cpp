@@ -11,10 +11,14 @@
 #include "runtime/tokenizer/detokenizer.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/context_helpers.h"
 
 namespace {
 
-using ContextPtr = std::unique_ptr<staticlm_context, void (*)(staticlm_context*)>;
+using staticlm::test::ContextPtr;
+using staticlm::test::CreateContext;
+using staticlm::test::Logits;
+using staticlm::test::Tokens;
 
 ContextPtr Create(int32_t max_snapshots, int32_t max_context = 256, int32_t chunk = 16) {
   staticlm_limits limits;
@@ -22,29 +26,7 @@ ContextPtr Create(int32_t max_snapshots, int32_t max_context = 256, int32_t chun
   limits.max_context = max_context;
   limits.prefill_chunk = chunk;
   limits.max_snapshots = max_snapshots;
-  staticlm_context* raw = nullptr;
-  char error[256] = {0};
-  EXPECT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
-            STATICLM_OK)
-      << error;
-  return ContextPtr(raw, staticlm_destroy);
-}
-
-std::vector<int32_t> Tokens(staticlm_context* ctx, const std::string& text) {
-  std::vector<int32_t> tokens(text.size() + 8);
-  size_t n = 0;
-  EXPECT_EQ(staticlm_tokenize(ctx, text.data(), text.size(), 1, tokens.data(), tokens.size(), &n),
-            STATICLM_OK);
-  tokens.resize(n);
-  return tokens;
-}
-
-std::vector<float> Logits(staticlm_context* ctx) {
-  staticlm_model_info info;
-  staticlm_get_model_info(ctx, &info);
-  const float* l = staticlm_logits(ctx);
-  EXPECT_NE(l, nullptr);
-  return l == nullptr ? std::vector<float>() : std::vector<float>(l, l + info.vocab_size);
+  return CreateContext(STATICLM_DEFAULT_MODEL, limits);
 }
 
 // Bitwise equality (memcmp), not float comparison: restore must not change a single bit.

@@ -7,10 +7,10 @@
 namespace staticlm::vulkan {
 namespace {
 
-constexpr uint32_t kGroup = 64;   // local size of the 1-D shaders
+constexpr uint32_t kGroup = 64;         // local size of the 1-D shaders
 constexpr uint32_t kMatMulColumns = 4;  // output columns per invocation (COLS in matmul.comp)
 constexpr uint32_t kMatMulGroup = 16;   // invocations per column-style workgroup (WG there)
-constexpr uint32_t kRowTile = 8;  // rows per prefill matmul workgroup (ROWS in matmul.comp)
+constexpr uint32_t kRowTile = 8;        // rows per prefill matmul workgroup (ROWS in matmul.comp)
 
 const char* WeightTypeName(DType t) {
   switch (t) {
@@ -111,7 +111,7 @@ struct Translator {
     d.pc.b = static_cast<uint32_t>(w.shape[1]);
     d.pc.c = static_cast<uint32_t>(DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])));
     uint64_t x_groups = subgroup ? static_cast<uint64_t>(w.shape[0])
-                                : CeilDiv(w.shape[0], kMatMulGroup * kMatMulColumns);
+                                 : CeilDiv(w.shape[0], kMatMulGroup * kMatMulColumns);
     return Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op);
   }
 

@@ -1,8 +1,6 @@
 #include "backends/vulkan/vk_recorder.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 namespace staticlm::vulkan {
 namespace {
@@ -51,8 +49,6 @@ Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkC
   VkPipelineLayout layout = in.pipelines->layout();
   VkDescriptorSetLayout set_layout = in.pipelines->set_layout();
   for (Dispatch& d : dispatches) {
-    const char* only = std::getenv("VKPROF_ONLY");  // TEMP PROFILING
-    if (only != nullptr && std::strstr(d.shader, only) == nullptr) continue;
     VkPipeline pipeline = VK_NULL_HANDLE;
     STATICLM_RETURN_IF_ERROR(in.pipelines->Get(d.shader, &pipeline));
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
