@@ -21,6 +21,12 @@ struct BackendOptions {
   bool busy_wait = false;          // CPU: workers spin between ops instead of sleeping
   bool pin_threads = false;        // CPU: pin worker i to core i
   bool reference_kernels = false;  // CPU: the plain reference kernels (the oracle) only
+  // CPU: 0 keeps f32 activations; 8 or 16 makes products with Q4_0/Q4_1/Q8_0 weights quantize
+  // their activations to int8/int16 per block of 32 and use integer dot products
+  // (backends/cpu/matmul_int8.h) where the CPU has them (AVX-512 VNNI; with reference_kernels,
+  // the integer reference), else f32 activations as usual. int8 moves SmolLM2's logits by ~1
+  // (outside the golden tolerance); int16 stays within it.
+  int quantized_activations = 0;
   // The kernel choice to use instead of choosing by CPU features (from a plan file), e.g.
   // "avx512"; empty: choose. A choice this machine cannot run fails Prepare.
   char kernels[32] = {0};

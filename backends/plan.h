@@ -141,11 +141,14 @@ struct Op {
   OpParams params;
 };
 
+// The most sequences one context holds (PlanLimits::max_batch).
+constexpr int32_t kMaxBatch = 64;
+
 // The limits a plan was built for; the only source of sizes.
 struct PlanLimits {
   int32_t max_context = 0;       // cache positions per sequence
-  int32_t max_batch = 1;         // sequences (only 1 is supported so far)
-  int32_t prefill_chunk = 0;     // most tokens per step
+  int32_t max_batch = 1;         // sequences, each with its own cache
+  int32_t prefill_chunk = 0;     // most tokens (rows) per step
   DType kv_dtype = DType::kF16;  // F16, F32, I8 (q8) or KV_Q4 (q4)
   // Cache policy of the plan's layers: window 0 is Static everywhere. window > 0: the windowed
   // layers use SlidingWindow(window), or Sink(sinks, window) when sinks > 0; with
@@ -156,7 +159,16 @@ struct PlanLimits {
   // The chunk the ring caches are sized for (W + cache_chunk − 1 slots): the prefill chunk of
   // the largest plan sharing the cache, so a decode plan and a prefill plan share one layout.
   int32_t cache_chunk = 0;
+  // The batched decode plan: each row of a step is the next token of its own sequence, at its
+  // own position (StepParams::row_sequences, row_positions), and every row gets logits. Else
+  // the rows are consecutive tokens of one sequence and only the last gets logits.
+  bool rows_are_sequences = false;
 };
+
+// Tokens one step can add to one sequence: what sizes a ring cache's margin.
+inline int32_t TokensPerSequence(const PlanLimits& l) {
+  return l.rows_are_sequences ? 1 : l.prefill_chunk;
+}
 
 struct Plan {
   PlanLimits limits;
@@ -164,16 +176,27 @@ struct Plan {
   std::vector<Op> ops;
   uint64_t buffer_bytes[kBufferCount] = {0};
   uint32_t tokens_tensor = 0;  // io: I32 [prefill_chunk]
-  uint32_t logits_tensor = 0;  // io: F32 [1, vocab], logits of the step's last token
+  // io: F32 [1, vocab], logits of the step's last token; [max_batch, vocab], one row per step
+  // row, when rows_are_sequences.
+  uint32_t logits_tensor = 0;
 };
 
 // True when no layer of the plan has a Static cache: positions then go on without bound.
 bool PlanPositionsUnbounded(const Plan& plan);
 
-// What changes from step to step. Tokens are at positions position … position + n_tokens − 1.
+// What changes from step to step. Every cache tensor holds max_batch sequences, sequence s in
+// the s-th of max_batch equal parts (its dim 0 is max_batch · kv_heads).
+//  - A plan whose rows are one sequence's tokens: they are at positions position … position +
+//    n_tokens − 1 of sequence `sequence`; the row arrays are unused.
+//  - A rows_are_sequences plan: row r is the next token of sequence row_sequences[r] (distinct)
+//    at position row_positions[r]; both arrays have n_tokens entries and are borrowed for the
+//    Execute call.
 struct StepParams {
   int32_t n_tokens = 0;
   int32_t position = 0;
+  int32_t sequence = 0;
+  const int32_t* row_sequences = nullptr;
+  const int32_t* row_positions = nullptr;
 };
 
 }  // namespace staticlm

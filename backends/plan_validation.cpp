@@ -106,7 +106,7 @@ DType CacheDType(const OpParams& p, DType plain) {
 // (for the rings) no chunk of up to prefill_chunk tokens overwrites a slot one of its own
 // queries still reads.
 bool PolicyValid(const OpParams& p, const PlanLimits& l) {
-  const int64_t chunk = l.prefill_chunk;
+  const int64_t chunk = TokensPerSequence(l);
   const int64_t slots = p.cache_slots;
   if (slots <= 0 || slots > (int64_t(1) << 30)) return false;
   switch (p.cache_policy) {
@@ -137,7 +137,8 @@ bool PolicyValid(const OpParams& p, const PlanLimits& l) {
 template <typename At>
 bool CacheTensorsValid(const OpParams& p, const PlanLimits& l, At at) {
   if (!PolicyValid(p, l)) return false;
-  const int64_t heads = p.n_kv_heads, slots = p.cache_slots, hd = p.head_dim;
+  // Every sequence's cache: max_batch parts of kv_heads head rows each.
+  const int64_t heads = int64_t{l.max_batch} * p.n_kv_heads, slots = p.cache_slots, hd = p.head_dim;
   const DType type = CacheDType(p, at(0).dtype);
   if (!HasShape(at(0), type, heads, slots, hd) || !HasShape(at(1), type, heads, slots, hd)) {
     return false;
@@ -154,9 +155,10 @@ bool CacheTensorsValid(const OpParams& p, const PlanLimits& l, At at) {
   return true;
 }
 
+// Bounded so that products of heads, head size, slots and rows stay far from overflow.
 bool HeadsValid(const OpParams& p) {
-  return p.n_heads > 0 && p.n_kv_heads > 0 && p.head_dim > 0 && p.head_dim % 2 == 0 &&
-         p.head_dim <= 256 && p.n_heads % p.n_kv_heads == 0;
+  return p.n_heads > 0 && p.n_heads <= 4096 && p.n_kv_heads > 0 && p.head_dim > 0 &&
+         p.head_dim % 2 == 0 && p.head_dim <= 256 && p.n_heads % p.n_kv_heads == 0;
 }
 
 bool MatMulFlagsValid(const OpParams& p) {
@@ -205,6 +207,10 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
   auto in = [&](int i) -> const TensorRegion& { return plan.tensors[op.inputs[i]]; };
   const TensorRegion& out = plan.tensors[op.outputs[0]];
   int64_t rows = p.rows_from_step ? l.prefill_chunk : out.shape[0];
+  // In a batched plan the ops that read a row's sequence and position take the step's rows.
+  const bool per_row = op.kind == OpKind::kRope || op.kind == OpKind::kKvStore ||
+                       op.kind == OpKind::kAttention || op.kind == OpKind::kTakeLast;
+  if (l.rows_are_sequences && per_row && !p.rows_from_step) return false;
   switch (op.kind) {
     case OpKind::kEmbed:
       return IsWeightType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
@@ -229,7 +235,8 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
       auto cache = [&](int i) -> const TensorRegion& { return in(i < 2 ? 1 + i : 2 + i); };
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&
              CacheTensorsValid(p, l, cache) && p.rope_base > 0.0f && in(3).dtype == DType::kF32 &&
-             in(3).elements() >= p.n_heads * int64_t{p.cache_slots} &&
+             in(3).elements() >=
+                 int64_t{l.rows_are_sequences ? l.max_batch : 1} * p.n_heads * p.cache_slots &&
              IsF32Matrix(out, rows, p.n_heads * p.head_dim);
     }
     case OpKind::kAdd:
@@ -258,8 +265,9 @@ bool TensorShapeInRange(const TensorRegion& t) {
 
 Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   const PlanLimits& l = plan.limits;
-  if (l.prefill_chunk <= 0 || l.max_context <= 0 || l.max_batch != 1 ||
-      l.prefill_chunk > l.max_context || l.window < 0 || l.sinks < 0 || l.global_every < 0 ||
+  if (l.prefill_chunk <= 0 || l.max_context <= 0 || l.max_batch < 1 || l.max_batch > kMaxBatch ||
+      (l.rows_are_sequences && l.prefill_chunk != l.max_batch) ||
+      TokensPerSequence(l) > l.max_context || l.window < 0 || l.sinks < 0 || l.global_every < 0 ||
       l.cache_chunk < 0) {
     return Status::Error(StatusCode::kFormatError, "plan limits are out of range");
   }
@@ -298,6 +306,46 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
       return Status::Error(StatusCode::kFormatError,
                            "op %zu (%s): tensor shapes or parameters do not agree", i,
                            OpKindName(op.kind));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckStep(const Plan& plan, const StepParams& step) {
+  const PlanLimits& l = plan.limits;
+  if (step.n_tokens <= 0 || step.n_tokens > l.prefill_chunk) {
+    return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
+  }
+  // Ring caches take any position (up to int32's end); a Static cache only its slots.
+  const int32_t end = PlanPositionsUnbounded(plan) ? INT32_MAX : l.max_context;
+  if (!l.rows_are_sequences) {
+    if (step.row_positions != nullptr || step.row_sequences != nullptr) {
+      return Status::Error(StatusCode::kInvalidArgument, "per-row positions need a batched plan");
+    }
+    if (step.sequence < 0 || step.sequence >= l.max_batch) {
+      return Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1");
+    }
+    if (step.position < 0 || step.position > end - step.n_tokens) {
+      return Status::Error(StatusCode::kContextFull, "step would write past the context");
+    }
+    return Status::Ok();
+  }
+  if (step.row_positions == nullptr || step.row_sequences == nullptr) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a batched step needs each row's sequence and position");
+  }
+  uint64_t seen = 0;  // kMaxBatch ≤ 64 sequences
+  for (int32_t r = 0; r < step.n_tokens; ++r) {
+    const int32_t s = step.row_sequences[r], p = step.row_positions[r];
+    if (s < 0 || s >= l.max_batch) {
+      return Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1");
+    }
+    if ((seen >> s) & 1) {
+      return Status::Error(StatusCode::kInvalidArgument, "a sequence appears twice in one step");
+    }
+    seen |= uint64_t{1} << s;
+    if (p < 0 || p > end - 1) {
+      return Status::Error(StatusCode::kContextFull, "step would write past the context");
     }
   }
   return Status::Ok();

@@ -1,6 +1,6 @@
-// The SIMD attention kernel against ref::Attention on random data of awkward sizes, for every
-// cache policy (static, sliding window, sinks) and storage (f16, f32, q8): only the order of
-// float additions may differ.
+// The SIMD attention kernel (AVX2, or NEON on arm64) against ref::Attention on random data of
+// awkward sizes, for every cache policy (static, sliding window, sinks) and storage (f16, f32,
+// q8): only the order of float additions (and e^x, within 2 ulp) may differ.
 #include <cmath>
 #include <random>
 #include <string>
@@ -99,10 +99,21 @@ TEST(FastAttentionTest, MatchesReferenceOnRings) {
   }
 }
 
-TEST(FastAttentionTest, HeadSizesNotMultipleOfEightUseTheReference) {
+// NEON takes head sizes in multiples of 4 (AVX2: 8); on x86 this skips.
+TEST(FastAttentionTest, MatchesReferenceOnHeadSizesOfFour) {
+  for (DType type : {DType::kF16, DType::kF32}) {
+    Compare(type, {6, 2, 12, 40, 5, 30});
+    Compare(type, {6, 3, 20, 20, 5, 97, CachePolicy::kSink, 16, 4});
+  }
+}
+
+TEST(FastAttentionTest, HeadSizesTheSimdKernelCannotTakeUseTheReference) {
   const char* name = nullptr;
-  EXPECT_EQ(SelectAttention(DetectCpuFeatures(), 12, &name), &ref::Attention);
+  const CpuFeatures f = DetectCpuFeatures();
+  EXPECT_EQ(SelectAttention(f, 6, &name), &ref::Attention);
   EXPECT_STREQ(name, "reference");
+  SelectAttention(f, 12, &name);
+  EXPECT_STREQ(name, f.neon ? "neon" : "reference");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
-// The SIMD element-wise kernels (RMSNorm, SiLU-multiply, softmax) against the reference ones
-// on random data of awkward sizes and extreme values: only the order of float additions and
-// the last bits of e^x may differ.
+// The SIMD element-wise kernels (RMSNorm, SiLU-multiply, softmax; AVX2 and NEON) against the
+// reference ones on random data of awkward sizes and extreme values: only the order of float
+// additions and the last bits of e^x may differ.
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -24,18 +25,23 @@ std::vector<float> Random(size_t n, float spread, uint32_t seed) {
   return v;
 }
 
-class FastElementwiseTest : public ::testing::Test {
+// Each ISA's kernels where this build has them and this CPU runs them.
+class FastElementwiseTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     CpuFeatures f = DetectCpuFeatures();
-    kernels_ = Avx2Elementwise();
-    if (kernels_.rms_norm == nullptr) GTEST_SKIP() << "no AVX2 kernels in this build";
-    if (!f.avx2 || !f.fma) GTEST_SKIP() << "this CPU lacks AVX2 + FMA";
+    const bool avx2 = GetParam() == "avx2";
+    kernels_ = avx2 ? Avx2Elementwise() : NeonElementwise();
+    if (kernels_.rms_norm == nullptr) GTEST_SKIP() << "no " << GetParam() << " kernels here";
+    if (avx2 ? !(f.avx2 && f.fma) : !f.neon) GTEST_SKIP() << "this CPU lacks " << GetParam();
   }
   ElementwiseKernels kernels_{};
 };
 
-TEST_F(FastElementwiseTest, RmsNormMatchesReference) {
+INSTANTIATE_TEST_SUITE_P(Isas, FastElementwiseTest, ::testing::Values("avx2", "neon"),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+TEST_P(FastElementwiseTest, RmsNormMatchesReference) {
   for (int64_t n : kSizes) {
     const int64_t rows = 3;
     auto x = Random(size_t(rows * n), 2.0f, 1), w = Random(size_t(n), 1.0f, 2);
@@ -50,7 +56,7 @@ TEST_F(FastElementwiseTest, RmsNormMatchesReference) {
   }
 }
 
-TEST_F(FastElementwiseTest, SiluMulMatchesReferenceOverTheWholeRange) {
+TEST_P(FastElementwiseTest, SiluMulMatchesReferenceOverTheWholeRange) {
   for (int64_t n : kSizes) {
     auto gate = Random(size_t(n), 30.0f, 3), up = Random(size_t(n), 1.0f, 4);
     gate[0] = -100.0f;  // e^100 overflows in f32: silu must still be (almost) zero
@@ -66,7 +72,7 @@ TEST_F(FastElementwiseTest, SiluMulMatchesReferenceOverTheWholeRange) {
   }
 }
 
-TEST_F(FastElementwiseTest, SoftmaxMatchesReferenceAndSumsToOne) {
+TEST_P(FastElementwiseTest, SoftmaxMatchesReferenceAndSumsToOne) {
   for (int64_t n : kSizes) {
     for (float spread : {1.0f, 20.0f}) {
       auto x = Random(size_t(n), spread, 5);
@@ -84,7 +90,7 @@ TEST_F(FastElementwiseTest, SoftmaxMatchesReferenceAndSumsToOne) {
   }
 }
 
-TEST_F(FastElementwiseTest, SoftmaxOfEqualScoresIsUniform) {
+TEST_P(FastElementwiseTest, SoftmaxOfEqualScoresIsUniform) {
   std::vector<float> x(13, 3.5f);
   kernels_.softmax(x.data(), 13);
   for (float v : x) EXPECT_FLOAT_EQ(v, 1.0f / 13.0f);
@@ -124,6 +130,10 @@ TEST(SelectElementwiseTest, ReferenceWhenAskedOrUnsupported) {
   EXPECT_STREQ(SelectElementwise(DetectCpuFeatures(), true).name, "reference");
   EXPECT_STREQ(SelectElementwise(CpuFeatures{}, false).name, "reference");
   EXPECT_EQ(SelectElementwise(CpuFeatures{}, false).rms_norm, &ref::RmsNorm);
+  const CpuFeatures f = DetectCpuFeatures();
+  EXPECT_STREQ(SelectElementwise(f, false).name, f.avx2 && f.fma ? "avx2"
+                                                 : f.neon        ? "neon"
+                                                                 : "reference");
 }
 
 }  // namespace

@@ -31,10 +31,12 @@ struct ContextDeleter {
 };
 using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
 
-Context Create(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) {
+Context Create(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0,
+               int32_t activation_bits = 0) {
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.disabled_fusions = disabled_fusions;
+  limits.activation_bits = activation_bits;
   limits.max_context = 512;
   limits.prefill_chunk = chunk;
   limits.kv_type = kv;
@@ -49,14 +51,18 @@ int32_t Argmax(const float* logits, int32_t n) {
   return static_cast<int32_t>(std::max_element(logits, logits + n) - logits);
 }
 
-void CheckLogits(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0) {
-  const float tolerance = kv == STATICLM_KV_F32 ? kF32Tolerance : kLogitTolerance;
+// The f32-cache tolerance is for f32 arithmetic throughout; integer activations get the
+// general one.
+void CheckLogits(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0,
+                 int32_t activation_bits = 0) {
+  const float tolerance =
+      kv == STATICLM_KV_F32 && activation_bits == 0 ? kF32Tolerance : kLogitTolerance;
   std::vector<staticlm::test::LogitsCase> cases;
   std::string error;
   ASSERT_TRUE(staticlm::test::ReadLogitsGolden(STATICLM_GOLDEN_DIR "/logits.txt", &cases, &error))
       << error;
   ASSERT_FALSE(cases.empty());
-  Context ctx = Create(kv, chunk, disabled_fusions);
+  Context ctx = Create(kv, chunk, disabled_fusions, activation_bits);
   ASSERT_NE(ctx, nullptr);
   staticlm_model_info info;
   staticlm_get_model_info(ctx.get(), &info);
@@ -101,16 +107,21 @@ TEST(GoldenTest, LogitsMatchTransformersWithF16CacheAndSmallChunks) {
   CheckLogits(STATICLM_KV_F16, 7);  // chunks of 7 cut every prompt at awkward places
 }
 
+TEST(GoldenTest, LogitsMatchTransformersWithInt16Activations) {
+  CheckLogits(STATICLM_KV_F32, 64, 0, 16);
+  CheckLogits(STATICLM_KV_F16, 7, 0, 16);
+}
+
 // Greedy continuation: token for token. A divergence is accepted only where the reference's
 // top-2 gap is below the tolerance (a near tie that summation order may flip); comparison stops
 // there, since the two texts legitimately differ afterwards.
-TEST(GoldenTest, GreedyContinuationsMatchTransformers) {
+void CheckGreedy(int32_t activation_bits) {
   std::vector<staticlm::test::GreedyCase> cases;
   std::string error;
   ASSERT_TRUE(staticlm::test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/greedy.txt", &cases, &error))
       << error;
   ASSERT_GE(cases.size(), 8u);
-  Context ctx = Create(STATICLM_KV_F16, 64);
+  Context ctx = Create(STATICLM_KV_F16, 64, 0, activation_bits);
   ASSERT_NE(ctx, nullptr);
   staticlm_sampler greedy;
   staticlm_sampler_default(&greedy);
@@ -139,6 +150,14 @@ TEST(GoldenTest, GreedyContinuationsMatchTransformers) {
     }
   }
   std::printf("%zu cases, %d stopped at a near tie\n", cases.size(), near_ties);
+}
+
+TEST(GoldenTest, GreedyContinuationsMatchTransformers) {
+  CheckGreedy(0);
+}
+
+TEST(GoldenTest, GreedyContinuationsMatchTransformersWithInt16Activations) {
+  CheckGreedy(16);
 }
 
 // The prompts' token ids in greedy.txt come from transformers' tokenizer and chat template;

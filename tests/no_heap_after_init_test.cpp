@@ -145,24 +145,35 @@ struct CacheMode {
 
 class NoHeapCacheModeTest : public ::testing::TestWithParam<CacheMode> {};
 
+using ContextPtr = std::unique_ptr<staticlm_context, void (*)(staticlm_context*)>;
+
+// A context in `mode` (chunk 16) with `batch` sequences; null after a test failure.
+ContextPtr CreateInMode(const CacheMode& mode, int32_t batch, staticlm_limits* limits) {
+  staticlm_limits_default(limits);
+  limits->max_context = mode.context;
+  limits->prefill_chunk = 16;
+  limits->kv_type = mode.kv;
+  limits->window = mode.window;
+  limits->sinks = mode.sinks;
+  limits->max_batch = batch;
+  limits->threads = batch > 1 ? 2 : 1;
+  limits->max_snapshots = batch > 1 ? 1 : 0;
+  staticlm_context* raw = nullptr;
+  char error[256];
+  EXPECT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, limits, &raw, error, sizeof(error)),
+            STATICLM_OK)
+      << error;
+  return ContextPtr(raw, staticlm_destroy);
+}
+
 TEST_P(NoHeapCacheModeTest, RunPhaseMakesNoHeapEvents) {
   if (!counter::Available()) {
     GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
   }
   const CacheMode& mode = GetParam();
   staticlm_limits limits;
-  staticlm_limits_default(&limits);
-  limits.max_context = mode.context;
-  limits.prefill_chunk = 16;
-  limits.kv_type = mode.kv;
-  limits.window = mode.window;
-  limits.sinks = mode.sinks;
-  staticlm_context* raw = nullptr;
-  char error[256];
-  ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
-            STATICLM_OK)
-      << error;
-  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  ContextPtr ctx = CreateInMode(mode, 1, &limits);
+  ASSERT_NE(ctx, nullptr);
   std::vector<char> text(size_t(limits.max_prompt_bytes));
   std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
   staticlm_sampler sampler;
@@ -253,5 +264,76 @@ TEST(NoHeapAfterInitTest, SnapshotsAndSessionsMakeNoHeapEvents) {
   std::remove(session.c_str());
   std::remove(truncated.c_str());
 }
+
+// Batched sequences: batched steps of changing membership, sequences prefilled, reset and
+// reused, per-sequence sampling, text, snapshots and sessions — under the static cache and a
+// quantized ring.
+class NoHeapBatchTest : public ::testing::TestWithParam<CacheMode> {};
+
+TEST_P(NoHeapBatchTest, BatchedRunPhaseMakesNoHeapEvents) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  staticlm_limits limits;
+  ContextPtr ctx = CreateInMode(GetParam(), 3, &limits);
+  ASSERT_NE(ctx, nullptr);
+  const std::string prompt = "Write a short poem about the sea and the wind.";
+  std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
+  staticlm_sampler sampler;
+  staticlm_sampler_default(&sampler);
+  std::string session = staticlm::test::TempPath("no_heap_batch.session");
+  char piece[128];
+
+  counter::Start();
+  size_t n = 0;
+  ASSERT_EQ(staticlm_tokenize(ctx.get(), prompt.data(), prompt.size(), 1, tokens.data(),
+                              tokens.size(), &n),
+            STATICLM_OK);
+  for (int32_t s = 0; s < 2; ++s) {
+    ASSERT_EQ(staticlm_seq_prefill(ctx.get(), s, tokens.data(), n), STATICLM_OK);
+  }
+  EXPECT_EQ(staticlm_seq_snapshot_save(ctx.get(), 0, 0), STATICLM_OK);
+  for (int step = 0; step < 70; ++step) {  // past the window of the ring modes
+    if (step == 20) {                      // sequence 2 joins from the snapshot
+      EXPECT_EQ(staticlm_seq_snapshot_restore(ctx.get(), 0, 2), STATICLM_OK);
+    }
+    if (step == 40) {  // sequence 1 ends; its slot takes a new prompt
+      EXPECT_EQ(staticlm_seq_reset(ctx.get(), 1), STATICLM_OK);
+      ASSERT_EQ(staticlm_seq_prefill(ctx.get(), 1, tokens.data(), n), STATICLM_OK);
+    }
+    int32_t seqs[3] = {2, 0, 1}, next[3] = {0, 0, 0};
+    const size_t batch = step < 20 ? 2 : 3;
+    const int32_t* order = step < 20 ? seqs + 1 : seqs;
+    for (size_t r = 0; r < batch; ++r) {
+      ASSERT_EQ(staticlm_seq_sample(ctx.get(), order[r], &sampler, &next[r]), STATICLM_OK);
+      size_t bytes = 0;
+      ASSERT_EQ(
+          staticlm_seq_token_to_text(ctx.get(), order[r], next[r], piece, sizeof(piece), &bytes),
+          STATICLM_OK);
+    }
+    ASSERT_EQ(staticlm_decode_batch(ctx.get(), order, next, batch), STATICLM_OK)
+        << staticlm_last_error(ctx.get());
+  }
+  EXPECT_EQ(staticlm_seq_session_save(ctx.get(), 2, session.c_str()), STATICLM_OK)
+      << staticlm_last_error(ctx.get());
+  EXPECT_EQ(staticlm_seq_session_load(ctx.get(), 0, session.c_str()), STATICLM_OK)
+      << staticlm_last_error(ctx.get());
+  const int32_t dup[2] = {0, 0}, two[2] = {1, 1};
+  EXPECT_EQ(staticlm_decode_batch(ctx.get(), dup, two, 2), STATICLM_INVALID_ARGUMENT);
+  staticlm_seq_flush_text(ctx.get(), 0, piece, sizeof(piece));
+  counter::Stop();
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Events(), 0u) << where;
+  std::remove(session.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, NoHeapBatchTest,
+                         ::testing::Values(CacheMode{"static", STATICLM_KV_F16, 256, 0, 0},
+                                           CacheMode{"sinks_q8", STATICLM_KV_Q8, 96, 48, 4},
+                                           CacheMode{"window_q4", STATICLM_KV_Q4, 96, 48, 0}),
+                         [](const ::testing::TestParamInfo<CacheMode>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace

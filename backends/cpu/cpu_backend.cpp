@@ -30,7 +30,18 @@ struct MatMulJob {
   void (*silu_mul_fn)(float* gate, const float* up, int64_t n);
   float* acc;  // non-null: acc += y0
   int tasks_per_weight[3];
+  MatMulIntRangeFn int_fn;
+  const QuantizedActivations* xq;  // non-null: the products use x quantized to integers
 };
+
+// Weight i's product for columns [begin, end).
+void Product(const MatMulJob& j, int i, int64_t begin, int64_t end) {
+  if (j.xq != nullptr) {
+    j.int_fn(j.type[i], j.w[i], j.n_out[i], *j.xq, j.y[i], begin, end);
+  } else {
+    j.fn(j.type[i], j.w[i], j.n_out[i], j.n_in, j.x, j.rows, j.y[i], begin, end);
+  }
+}
 
 void MatMulTask(void* user, int task) {
   const MatMulJob& j = *static_cast<const MatMulJob*>(user);
@@ -41,9 +52,9 @@ void MatMulTask(void* user, int task) {
   }
   int64_t begin = task * kMatMulTaskColumns;
   int64_t end = std::min(begin + kMatMulTaskColumns, j.n_out[i]);
-  j.fn(j.type[i], j.w[i], j.n_out[i], j.n_in, j.x, j.rows, j.y[i], begin, end);
+  Product(j, i, begin, end);
   if (j.silu_mul) {
-    j.fn(j.type[1], j.w[1], j.n_out[1], j.n_in, j.x, j.rows, j.y[1], begin, end);
+    Product(j, 1, begin, end);
     for (int64_t r = 0; r < j.rows; ++r) {
       j.silu_mul_fn(j.y[0] + r * j.n_out[0] + begin, j.y[1] + r * j.n_out[1] + begin, end - begin);
     }
@@ -65,39 +76,71 @@ void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n
   }
 }
 
+// A layer's cache for every sequence: sequence s's part of tensor i starts stride[i] · s bytes
+// after sequence 0's (plan.h: each cache tensor holds max_batch equal parts).
+struct SequencedCache {
+  ref::KvCacheView first;  // sequence 0
+  uint64_t stride[6] = {0, 0, 0, 0, 0, 0};
+
+  ref::KvCacheView Of(int32_t sequence) const {
+    ref::KvCacheView c = first;
+    const uint64_t s = static_cast<uint64_t>(sequence);
+    auto at = [&](auto* p, int i) { return p == nullptr ? p : p + stride[i] * s / sizeof(*p); };
+    c.k = at(c.k, 0);
+    c.v = at(c.v, 1);
+    c.k_side = at(c.k_side, 2);
+    c.v_side = at(c.v_side, 3);
+    c.k_recent = at(c.k_recent, 4);
+    c.v_recent = at(c.v_recent, 5);
+    return c;
+  }
+};
+
+// A kKvStore's or kAttention's cache tensors, `tensor(i)` being the index of the i-th in KvLayout
+// order (k, v, [side k, v], [recent k, v]).
+template <typename Tensor>
+SequencedCache CacheOf(const Plan& plan, const std::vector<uint8_t*>& addresses, const Op& op,
+                       Tensor tensor) {
+  SequencedCache c;
+  c.first.params = op.params;
+  c.first.type = plan.tensors[tensor(0)].dtype;
+  const int count = GetKvLayout(op.params.kv_quant).count;
+  uint8_t* at[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+  for (int i = 0; i < count; ++i) {
+    at[i] = addresses[tensor(i)];
+    c.stride[i] = plan.tensors[tensor(i)].bytes() / static_cast<uint64_t>(plan.limits.max_batch);
+  }
+  c.first.k = at[0];
+  c.first.v = at[1];
+  c.first.k_side = reinterpret_cast<float*>(at[2]);
+  c.first.v_side = reinterpret_cast<float*>(at[3]);
+  c.first.k_recent = reinterpret_cast<float*>(at[4]);
+  c.first.v_recent = reinterpret_cast<float*>(at[5]);
+  return c;
+}
+
+// Attention of a step: the rows of one sequence split by head, or (row_positions set) one row
+// per sequence split by row and head, each (row, head) with its own scores row.
 struct AttentionJob {
   AttentionFn fn;
   const float* q;
   int64_t rows;
-  int32_t position;
-  ref::KvCacheView cache;
+  const StepParams* step;
+  SequencedCache cache;
   float *scores, *out;
+  int64_t n_heads, q_width, score_stride;
 };
 
-void AttentionTask(void* user, int head) {
+void AttentionTask(void* user, int task) {
   const AttentionJob& j = *static_cast<const AttentionJob*>(user);
-  j.fn(j.q, j.rows, j.position, j.cache, j.scores, j.out, head, head + 1);
-}
-
-// A kKvStore's or kAttention's cache tensors, `at(i)` being the address of the i-th in KvLayout
-// order (k, v, [side k, v], [recent k, v]).
-template <typename At>
-ref::KvCacheView ViewOf(const Plan& plan, const Op& op, uint32_t k_tensor, At at) {
-  ref::KvCacheView c;
-  c.params = op.params;
-  c.type = plan.tensors[k_tensor].dtype;
-  c.k = at(0);
-  c.v = at(1);
-  KvLayout layout = GetKvLayout(op.params.kv_quant);
-  if (layout.store_side >= 0) {
-    c.k_side = reinterpret_cast<float*>(at(2));
-    c.v_side = reinterpret_cast<float*>(at(3));
+  const StepParams& s = *j.step;
+  if (s.row_positions == nullptr) {
+    j.fn(j.q, j.rows, s.position, j.cache.Of(s.sequence), j.scores, j.out, task, task + 1);
+    return;
   }
-  if (layout.store_recent >= 0) {
-    c.k_recent = reinterpret_cast<float*>(at(4));
-    c.v_recent = reinterpret_cast<float*>(at(5));
-  }
-  return c;
+  const int64_t r = task / j.n_heads, head = task % j.n_heads;
+  j.fn(j.q + r * j.q_width, 1, s.row_positions[r], j.cache.Of(s.row_sequences[r]),
+       j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + 1);
 }
 
 }  // namespace
@@ -163,11 +206,47 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   STATICLM_RETURN_IF_ERROR(pool_.Start(pool_options, &pin_warning));
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
   STATICLM_RETURN_IF_ERROR(PrepareElementwise(isa == MatMulIsa::kReference));
+  STATICLM_RETURN_IF_ERROR(PrepareQuantizedActivations(isa == MatMulIsa::kReference));
   std::snprintf(description_, sizeof(description_),
                 "cpu: %s matmul, %s attention, %s element-wise, %d thread%s%s%s",
                 MatMulIsaName(isa), attention_name, elementwise_.name, options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
+  if (int_kernels_.matmul != nullptr) {
+    const size_t used = std::strlen(description_);
+    std::snprintf(description_ + used, sizeof(description_) - used, ", %s activations",
+                  int_kernels_.name);
+  }
+  return Status::Ok();
+}
+
+// With quantized_activations 8 or 16: the integer kernels of that width, if this CPU has
+// integer dot products (or the integer reference with the reference kernels), and a buffer for
+// the widest quantized product's x. Otherwise every product keeps f32 activations.
+Status CpuBackend::PrepareQuantizedActivations(bool reference) {
+  int_kernels_ = {};
+  const int bits = options_.quantized_activations;
+  if (bits == 0) return Status::Ok();
+  if (bits != 8 && bits != 16) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "quantized activations must be 0 (off), 8 or 16 bits, not %d", bits);
+  }
+  const IntKernels kernels = reference ? IntKernelsFor(IntIsa::kReference, bits)
+                                       : SelectIntKernels(DetectCpuFeatures(), bits);
+  if (kernels.matmul == nullptr) return Status::Ok();
+  int64_t rows = 0, n_in = 0;
+  for (const BoundPlan& b : plans_) {
+    for (const Op& op : b.plan->ops) {
+      if (op.kind != OpKind::kMatMul) continue;
+      const TensorRegion& w = b.plan->tensors[op.inputs[1]];
+      if (!IntSupportsType(w.dtype)) continue;
+      rows = std::max<int64_t>(rows, b.plan->tensors[op.outputs[0]].shape[0]);
+      n_in = std::max<int64_t>(n_in, w.shape[1]);
+    }
+  }
+  if (n_in == 0) return Status::Ok();  // no quantized weights to multiply
+  STATICLM_RETURN_IF_ERROR(x_quantized_.Init(rows, n_in));
+  int_kernels_ = kernels;
   return Status::Ok();
 }
 
@@ -190,15 +269,7 @@ Status CpuBackend::Execute(int plan_index, const StepParams& step) {
     return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
   }
   const BoundPlan& b = plans_[static_cast<size_t>(plan_index)];
-  const PlanLimits& limits = b.plan->limits;
-  if (step.n_tokens <= 0 || step.n_tokens > limits.prefill_chunk) {
-    return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
-  }
-  // Ring caches take any position (up to int32's end); a Static cache only its slots.
-  const int32_t end = PlanPositionsUnbounded(*b.plan) ? INT32_MAX : limits.max_context;
-  if (step.position < 0 || step.position > end - step.n_tokens) {
-    return Status::Error(StatusCode::kContextFull, "step would write past the context");
-  }
+  STATICLM_RETURN_IF_ERROR(CheckStep(*b.plan, step));
   for (const Op& op : b.plan->ops) RunOp(b, op, step);
   return Status::Ok();
 }
@@ -233,6 +304,14 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
                           normed);
     job.x = normed;
   }
+  QuantizedActivations xq;  // quantized once, on this thread, for every task and product
+  bool quantize = int_kernels_.matmul != nullptr;
+  for (int i = 0; i < layout.n_weights; ++i) quantize = quantize && IntSupportsType(job.type[i]);
+  if (quantize) xq = x_quantized_.Quantize(int_kernels_, job.x, rows, job.n_in);
+  if (xq.q != nullptr) {
+    job.int_fn = int_kernels_.matmul;
+    job.xq = &xq;
+  }
   pool_.ParallelFor(tasks, MatMulTask, &job);
 }
 
@@ -240,15 +319,20 @@ void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams
                               int64_t rows) {
   auto Address = [&](uint32_t t) { return b.addresses[t]; };
   // Inputs: q, k, v, scores, then the side and recent tensors (KvLayout order past scores).
-  auto cache = [&](int i) { return Address(op.inputs[i < 2 ? 1 + i : 2 + i]); };
+  auto cache = [&](int i) { return op.inputs[i < 2 ? 1 + i : 2 + i]; };
+  const OpParams& p = op.params;
   AttentionJob job{attention_,
                    reinterpret_cast<const float*>(Address(op.inputs[0])),
                    rows,
-                   step.position,
-                   ViewOf(*b.plan, op, op.inputs[1], cache),
+                   &step,
+                   CacheOf(*b.plan, b.addresses, op, cache),
                    reinterpret_cast<float*>(Address(op.inputs[3])),
-                   reinterpret_cast<float*>(Address(op.outputs[0]))};
-  pool_.ParallelFor(op.params.n_heads, AttentionTask, &job);
+                   reinterpret_cast<float*>(Address(op.outputs[0])),
+                   p.n_heads,
+                   int64_t{p.n_heads} * p.head_dim,
+                   int64_t{p.n_heads} * p.cache_slots};
+  const int64_t tasks = step.row_positions == nullptr ? p.n_heads : rows * p.n_heads;
+  pool_.ParallelFor(static_cast<int>(tasks), AttentionTask, &job);
 }
 
 void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step) {
@@ -274,21 +358,21 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
     case OpKind::kMatMul:
       RunMatMul(b, op, rows);
       return;
-    case OpKind::kRope: {
-      const float* angles = reference_rope_
-                                ? nullptr
-                                : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base);
-      if (angles != nullptr) {
-        RopeAngles::Apply(y, rows, width / p.head_dim, p.head_dim, angles);
-      } else {
-        ref::Rope(y, rows, width / p.head_dim, p.head_dim, step.position, p.rope_base);
-      }
+    case OpKind::kRope:
+      RunRope(op, step, rows, width, y);
       return;
-    }
     case OpKind::kKvStore: {
-      auto cache = [&](int i) { return Address(op.outputs[i]); };
-      ref::KvStore(input_f32(0), input_f32(1), rows, step.position,
-                   ViewOf(plan, op, op.outputs[0], cache));
+      auto cache = [&](int i) { return op.outputs[i]; };
+      const SequencedCache c = CacheOf(plan, b.addresses, op, cache);
+      if (step.row_positions == nullptr) {
+        ref::KvStore(input_f32(0), input_f32(1), rows, step.position, c.Of(step.sequence));
+        return;
+      }
+      const int64_t kv_width = int64_t{p.n_kv_heads} * p.head_dim;
+      for (int64_t r = 0; r < rows; ++r) {
+        ref::KvStore(input_f32(0) + r * kv_width, input_f32(1) + r * kv_width, 1,
+                     step.row_positions[r], c.Of(step.row_sequences[r]));
+      }
       return;
     }
     case OpKind::kAttention:
@@ -305,6 +389,29 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       std::memcpy(y, input_f32(0) + (step.n_tokens - 1) * x.shape[1],
                   static_cast<size_t>(x.shape[1]) * sizeof(float));
       return;
+    }
+  }
+}
+
+// The rows of one sequence from step.position on, or one row per sequence at its own position:
+// the same angles either way (RopeAngles computes them as ref::Rope does).
+void CpuBackend::RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width,
+                         float* x) {
+  const OpParams& p = op.params;
+  const int64_t heads = width / p.head_dim;
+  const bool by_row = step.row_positions != nullptr;
+  const float* angles = nullptr;
+  if (!reference_rope_) {
+    angles = by_row ? rope_angles_.GetRows(step.row_positions, rows, p.head_dim, p.rope_base)
+                    : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base);
+  }
+  if (angles != nullptr) {
+    RopeAngles::Apply(x, rows, heads, p.head_dim, angles);
+  } else if (!by_row) {
+    ref::Rope(x, rows, heads, p.head_dim, step.position, p.rope_base);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) {
+      ref::Rope(x + r * width, 1, heads, p.head_dim, step.row_positions[r], p.rope_base);
     }
   }
 }

@@ -11,6 +11,7 @@
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_elementwise.h"
 #include "backends/cpu/fast_matmul.h"
+#include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/rope_angles.h"
 #include "platform/thread_pool.h"
 
@@ -42,9 +43,11 @@ class CpuBackend final : public Backend {
 
   Status ChooseMatMul(MatMulIsa* isa);
   Status PrepareElementwise(bool reference);
+  Status PrepareQuantizedActivations(bool reference);
   void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
+  void RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width, float* x);
 
   // The host memory of `id` at [offset, offset + bytes), or nullptr when out of bounds or not
   // host-writable (the weights).
@@ -54,6 +57,8 @@ class CpuBackend final : public Backend {
   BufferBinding buffers_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
+  IntKernels int_kernels_{};  // integer-activation products when chosen (matmul null: off)
+  QuantizedBuffer x_quantized_;  // the running product's quantized x, sized at Prepare
   AttentionFn attention_ = nullptr;
   ElementwiseKernels elementwise_{};
   RopeAngles rope_angles_;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backends/cpu/exp_avx2.h"
 #include "backends/cpu/reference_kernels.h"
 
 #if defined(__x86_64__)
@@ -16,27 +17,6 @@ namespace {
 
 #if defined(STATICLM_HAVE_X86_ELEMENTWISE)
 
-// e^x for x in [−87.3, 88.3] (clamped outside): x = n·ln2 + r with |r| ≤ ln2/2, e^r by its
-// Taylor series to r⁶ (truncation < 1.3e-7 relative), then scaled by 2ⁿ through the exponent
-// bits. ln2 is split in two so that r is exact to f32.
-STATICLM_AVX2_INLINE __m256 Exp(__m256 x) {
-  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
-                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x);  // ln2, high bits
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);       // ln2, the rest
-  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  __m256i scale =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
-}
-
 // Lanes added pairwise in a fixed order.
 STATICLM_AVX2_INLINE float ReduceAdd(__m256 v) {
   __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -50,16 +30,10 @@ STATICLM_AVX2_INLINE float ReduceMax(__m256 v) {
   return _mm_cvtss_f32(_mm_max_ss(m2, _mm_shuffle_ps(m2, m2, 1)));
 }
 
-// The lanes [0, count) of a partial vector; the others read nothing and hold `fill`.
-STATICLM_AVX2_INLINE __m256i TailMask(int64_t count) {
-  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes);
-}
-
 STATICLM_AVX2 void RmsNormAvx2(const float* x, const float* weight, int64_t rows, int64_t n,
                                float eps, float* y) {
   const int64_t full = n / 8 * 8;
-  const __m256i tail = TailMask(n - full);
+  const __m256i tail = TailMaskAvx2(n - full);
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
@@ -87,7 +61,7 @@ STATICLM_AVX2 void SiluMulAvx2(float* gate, const float* up, int64_t n) {
   const __m256 one = _mm256_set1_ps(1.0f);
   for (int64_t i = 0; i < full; i += 8) {
     __m256 g = _mm256_loadu_ps(gate + i);
-    __m256 e = Exp(_mm256_sub_ps(_mm256_setzero_ps(), g));
+    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_setzero_ps(), g));
     __m256 silu = _mm256_div_ps(g, _mm256_add_ps(one, e));
     _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
   }
@@ -96,7 +70,7 @@ STATICLM_AVX2 void SiluMulAvx2(float* gate, const float* up, int64_t n) {
 
 STATICLM_AVX2 void SoftmaxAvx2(float* x, int64_t n) {
   const int64_t full = n / 8 * 8;
-  const __m256i tail = TailMask(n - full);
+  const __m256i tail = TailMaskAvx2(n - full);
   __m256 vmax = _mm256_set1_ps(-INFINITY);
   for (int64_t i = 0; i < full; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
   if (full < n) {
@@ -107,12 +81,12 @@ STATICLM_AVX2 void SoftmaxAvx2(float* x, int64_t n) {
   const __m256 max_value = _mm256_set1_ps(ReduceMax(vmax));
   __m256 sum = _mm256_setzero_ps();
   for (int64_t i = 0; i < full; i += 8) {
-    __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(x + i), max_value));
+    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), max_value));
     _mm256_storeu_ps(x + i, e);
     sum = _mm256_add_ps(sum, e);
   }
   if (full < n) {
-    __m256 e = Exp(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), max_value));
+    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), max_value));
     e = _mm256_and_ps(e, _mm256_castsi256_ps(tail));
     _mm256_maskstore_ps(x + full, tail, e);
     sum = _mm256_add_ps(sum, e);
@@ -139,6 +113,8 @@ ElementwiseKernels Avx2Elementwise() {
 ElementwiseKernels SelectElementwise(const CpuFeatures& features, bool reference) {
   ElementwiseKernels avx2 = Avx2Elementwise();
   if (!reference && features.avx2 && features.fma && avx2.rms_norm != nullptr) return avx2;
+  ElementwiseKernels neon = NeonElementwise();
+  if (!reference && features.neon && neon.rms_norm != nullptr) return neon;
   return {ref::RmsNorm, ref::SiluMul, ref::Softmax, "reference"};
 }
 

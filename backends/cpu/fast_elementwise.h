@@ -21,15 +21,19 @@ struct ElementwiseKernels {
   void (*silu_mul)(float* gate, const float* up, int64_t n);
   // x[i] = e^(x[i] − max) / Σ e^(x[j] − max)
   void (*softmax)(float* x, int64_t n);
-  const char* name;  // "avx2" or "reference"
+  const char* name;  // "avx2", "neon" or "reference"
 };
 
-// The reference kernels when `reference` is set or the CPU lacks AVX2 + FMA; the AVX2 ones
-// otherwise. Init only.
+// The reference kernels when `reference` is set or the CPU has neither AVX2 + FMA nor NEON;
+// else the AVX2 or NEON ones. Init only.
 ElementwiseKernels SelectElementwise(const CpuFeatures& features, bool reference);
 
 // The AVX2 kernels, or kernels with null members when this build has none (non-x86). For
 // tests; the caller checks the CPU.
 ElementwiseKernels Avx2Elementwise();
+
+// The NEON kernels (backends/cpu/fast_elementwise_neon.cpp), or null members when this build
+// has none (non-arm64). For tests; the caller checks the CPU.
+ElementwiseKernels NeonElementwise();
 
 }  // namespace staticlm::cpu

@@ -1,5 +1,6 @@
 #include "backends/cpu/rope_angles.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace staticlm::cpu {
@@ -9,31 +10,57 @@ Status RopeAngles::Init(int64_t max_rows, int64_t max_head_dim) {
     return Status::Error(StatusCode::kInvalidArgument, "RoPE table needs rows and a head size");
   }
   table_.assign(static_cast<size_t>(max_rows * (max_head_dim / 2) * 2), 0.0f);
+  row_positions_.reserve(static_cast<size_t>(max_rows));
   first_position_ = -1;
   return Status::Ok();
 }
 
+bool RopeAngles::Fits(int64_t rows, int64_t head_dim) const {
+  const int64_t half = head_dim / 2;
+  return rows > 0 && half > 0 && static_cast<uint64_t>(rows * half * 2) <= table_.size();
+}
+
+void RopeAngles::FillRow(int64_t r, int32_t position, int64_t head_dim, float base) {
+  const int64_t half = head_dim / 2;
+  for (int64_t i = 0; i < half; ++i) {
+    // As ref::Rope: the angle in double, then cos and sin rounded to f32.
+    double inv_freq = std::pow(static_cast<double>(base),
+                               -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    float* pair = &table_[static_cast<size_t>((r * half + i) * 2)];
+    pair[0] = static_cast<float>(std::cos(static_cast<double>(position) * inv_freq));
+    pair[1] = static_cast<float>(std::sin(static_cast<double>(position) * inv_freq));
+  }
+}
+
 const float* RopeAngles::Get(int32_t first_position, int64_t rows, int64_t head_dim, float base) {
-  if (first_position == first_position_ && rows == rows_ && head_dim == head_dim_ &&
-      base == base_) {
+  if (row_positions_.empty() && first_position == first_position_ && rows == rows_ &&
+      head_dim == head_dim_ && base == base_) {
     return table_.data();
   }
-  const int64_t half = head_dim / 2;
-  if (rows <= 0 || half <= 0 || static_cast<uint64_t>(rows * half * 2) > table_.size()) {
+  if (!Fits(rows, head_dim)) return nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    FillRow(r, static_cast<int32_t>(first_position + r), head_dim, base);
+  }
+  row_positions_.clear();
+  first_position_ = first_position;
+  rows_ = rows;
+  head_dim_ = head_dim;
+  base_ = base;
+  return table_.data();
+}
+
+const float* RopeAngles::GetRows(const int32_t* positions, int64_t rows, int64_t head_dim,
+                                 float base) {
+  if (!row_positions_.empty() && rows == rows_ && head_dim == head_dim_ && base == base_ &&
+      std::equal(positions, positions + rows, row_positions_.begin())) {
+    return table_.data();
+  }
+  if (!Fits(rows, head_dim) || static_cast<size_t>(rows) > row_positions_.capacity()) {
     return nullptr;
   }
-  for (int64_t r = 0; r < rows; ++r) {
-    double position = static_cast<double>(first_position) + static_cast<double>(r);
-    for (int64_t i = 0; i < half; ++i) {
-      // As ref::Rope: the angle in double, then cos and sin rounded to f32.
-      double inv_freq = std::pow(static_cast<double>(base),
-                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
-      float* pair = &table_[static_cast<size_t>((r * half + i) * 2)];
-      pair[0] = static_cast<float>(std::cos(position * inv_freq));
-      pair[1] = static_cast<float>(std::sin(position * inv_freq));
-    }
-  }
-  first_position_ = first_position;
+  for (int64_t r = 0; r < rows; ++r) FillRow(r, positions[r], head_dim, base);
+  row_positions_.assign(positions, positions + rows);  // within the capacity Init reserved
+  first_position_ = -1;
   rows_ = rows;
   head_dim_ = head_dim;
   base_ = base;

@@ -20,13 +20,19 @@ class RopeAngles {
   // first_position + rows − 1; recomputed only when the arguments differ from the last call.
   // nullptr when rows and head_dim do not fit Init's sizes.
   const float* Get(int32_t first_position, int64_t rows, int64_t head_dim, float base);
+  // The same for rows at any positions (a batched step: one row per sequence).
+  const float* GetRows(const int32_t* positions, int64_t rows, int64_t head_dim, float base);
 
   // x (rows, n_heads · head_dim) rotated in place with the pairs Get returned.
   static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
                     const float* cos_sin);
 
  private:
+  bool Fits(int64_t rows, int64_t head_dim) const;
+  void FillRow(int64_t r, int32_t position, int64_t head_dim, float base);
+
   std::vector<float> table_;
+  std::vector<int32_t> row_positions_;  // GetRows' key; empty when Get filled the table
   int32_t first_position_ = -1;
   int64_t rows_ = 0, head_dim_ = 0;
   float base_ = 0.0f;

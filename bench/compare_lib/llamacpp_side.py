@@ -18,18 +18,32 @@ import time
 import numpy as np
 
 
+def _devices(llama_cpp):
+    """The ggml backend devices llama.cpp sees, e.g. "Vulkan0 (llvmpipe …)"."""
+    try:
+        names = []
+        for i in range(llama_cpp.ggml_backend_dev_count()):
+            dev = llama_cpp.ggml_backend_dev_get(i)
+            names.append("%s (%s)" % (llama_cpp.ggml_backend_dev_name(dev).decode(),
+                                      llama_cpp.ggml_backend_dev_description(dev).decode()))
+        return ", ".join(names)
+    except (AttributeError, OSError):  # older bindings: no device listing
+        return "?"
+
+
 class LlamaCpp:
-    def __init__(self, model, threads, ctx, n_batch=512):
+    def __init__(self, model, threads, ctx, n_batch=512, n_gpu_layers=0):
         import llama_cpp  # pylint: disable=import-outside-toplevel
         self._llama_cpp = llama_cpp
         start = time.perf_counter()
         self.llm = llama_cpp.Llama(model_path=model, n_ctx=ctx, n_threads=threads,
                                    n_threads_batch=threads, n_batch=n_batch, logits_all=False,
-                                   verbose=False)
+                                   n_gpu_layers=n_gpu_layers, verbose=False)
         self.init_ms = (time.perf_counter() - start) * 1e3
         self.n_vocab = self.llm.n_vocab()
         self.settings = {"n_ctx": ctx, "n_threads": threads, "n_threads_batch": threads,
-                         "n_batch": n_batch, "logits_all": False,
+                         "n_batch": n_batch, "logits_all": False, "n_gpu_layers": n_gpu_layers,
+                         "devices": _devices(llama_cpp) if n_gpu_layers else "cpu",
                          "flash_attn": bool(getattr(self.llm.context_params, "flash_attn_type", 0)
                                             == 1)}
 

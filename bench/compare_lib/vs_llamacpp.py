@@ -77,9 +77,18 @@ def figures(raw_ours, raw_peer, llama_init_ms, cfg):
     return out
 
 
+def check_gpu_offload():
+    """Raises RuntimeError unless the importable llama_cpp can offload to a GPU (Vulkan)."""
+    import llama_cpp  # pylint: disable=import-outside-toplevel
+    if not llama_cpp.llama_supports_gpu_offload():
+        raise RuntimeError(
+            "llama_cpp from %s has no GPU offload: put a llama-cpp-python built with "
+            "-DGGML_VULKAN=on first on PYTHONPATH (bench/README.md)" % llama_cpp.__file__)
+
+
 def run(staticlm, model, tokens, cfg, log=sys.stderr):
     """Alternating rounds -> JSON-ready dict with raw samples, figures and settings."""
-    llama = LlamaCpp(model, cfg["threads"], cfg["ctx"])
+    llama = LlamaCpp(model, cfg["threads"], cfg["ctx"], n_gpu_layers=cfg.get("n_gpu_layers", 0))
     llama.warm_up(tokens)
     raw_ours, raw_peer, timeline = [], [], []
     try:

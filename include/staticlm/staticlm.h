@@ -49,7 +49,8 @@ typedef enum staticlm_kv_type {
 /* The limits a context is built for: the only source of sizes. */
 typedef struct staticlm_limits {
   int32_t max_context;      /* cache positions (prompt + generated tokens); ≤ model's context */
-  int32_t max_batch;        /* sequences decoded together; only 1 is supported so far */
+  int32_t max_batch;        /* sequences held and decoded together, 1 … 64 (see "Batched
+                               sequences" below); each has its own KV cache part */
   int32_t prefill_chunk;    /* most tokens per forward step; longer prompts are chunked */
   int32_t max_prompt_bytes; /* longest text staticlm_tokenize / staticlm_format_chat accept */
   staticlm_kv_type kv_type; /* element type of the KV cache */
@@ -91,6 +92,13 @@ typedef struct staticlm_limits {
    * skips shader compilation; staticlm_init_notes says what happened. NULL: "<plan_path>.vkcache"
    * when plan_path is set, else no cache; "": no cache. Borrowed for the call. */
   const char* pipeline_cache_path;
+  /* CPU: products with Q4_0/Q4_1/Q8_0 weights quantize their activations per block of 32 to
+   * this many bits and use integer dot products (AVX-512 VNNI or AVX2). 0 (default): f32
+   * activations. 16: within the golden tolerance of transformers (largest logit difference
+   * 0.006 with an f32 cache) and faster. 8: faster still, but moves SmolLM2's logits by about 1
+   * (outside the tolerance). Other values are STATICLM_INVALID_ARGUMENT; CPUs without the
+   * instructions keep f32 activations (staticlm_backend_description says which). */
+  int32_t activation_bits;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
@@ -230,8 +238,9 @@ typedef struct staticlm_sampler {
  * repetition penalty). Any phase. */
 void staticlm_sampler_default(staticlm_sampler* sampler);
 
-/* Run phase. Seeds the context's random generator. The same seed, limits, prompt and settings
- * give the same tokens, bit for bit. A new context is seeded with 0. */
+/* Run phase. Seeds the context's random generator (every sequence's, each with this seed). The
+ * same seed, limits, prompt and settings give the same tokens, bit for bit. A new context is
+ * seeded with 0. */
 void staticlm_seed(staticlm_context* context, uint64_t seed);
 
 /* Run phase. Samples the next token from the current logits. The penalty uses the context's
@@ -253,7 +262,8 @@ staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token,
  * written as U+FFFD) and returns the byte count. */
 size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity);
 
-/* Run phase. Forgets the conversation: position 0, empty history, empty text stream. */
+/* Run phase. Forgets the conversation: position 0, empty history, empty text stream. With
+ * several sequences, forgets every one (staticlm_seq_reset forgets one). */
 void staticlm_reset(staticlm_context* context);
 
 /* Run phase. The next cache position (tokens in the cache). */
@@ -304,6 +314,74 @@ staticlm_status staticlm_session_save(staticlm_context* context, const char* pat
  * session file, truncated or corrupted). Only a file modified in place between the two reads
  * can fail after that; then the conversation is reset and STATICLM_IO_ERROR returned. */
 staticlm_status staticlm_session_load(staticlm_context* context, const char* path);
+
+/* ---- Batched sequences ----------------------------------------------------------------------
+ * A context made with limits.max_batch = B > 1 holds B independent sequences, ids 0 … B − 1,
+ * each with its own part of the KV cache (sized at init: kv_cache_bytes is B times one
+ * sequence's), position, token history, logits, text stream and random generator.
+ * staticlm_decode_batch computes the next token of several sequences in one step, reading the
+ * weights once for all of them. A sequence's logits are bit for bit those it would get alone (in
+ * a context with max_batch 1 and otherwise the same limits, kernels and threads), whichever
+ * other sequences share its steps. A finished sequence's slot is reused by staticlm_seq_reset
+ * (or by restoring a snapshot into it), which touches no other sequence. The calls without a
+ * sequence argument act on sequence 0, except staticlm_reset and staticlm_seed (every
+ * sequence). All run phase: no allocation (the session calls do file I/O). An id outside
+ * 0 … max_batch − 1 is STATICLM_INVALID_ARGUMENT. */
+
+/* staticlm_prefill for sequence `sequence`. */
+staticlm_status staticlm_seq_prefill(staticlm_context* context, int32_t sequence,
+                                     const int32_t* tokens, size_t n_tokens);
+
+/* One step: appends tokens[i] to sequence sequences[i] for i < n (1 ≤ n ≤ max_batch, the
+ * sequences distinct) and computes each one's logits. An invalid token or sequence id is
+ * STATICLM_INVALID_ARGUMENT and a sequence at the end of its context STATICLM_CONTEXT_FULL;
+ * both are found before anything changes. */
+staticlm_status staticlm_decode_batch(staticlm_context* context, const int32_t* sequences,
+                                      const int32_t* tokens, size_t n);
+
+/* staticlm_logits of a sequence (NULL before its first step or for an invalid id). */
+const float* staticlm_seq_logits(const staticlm_context* context, int32_t sequence);
+
+/* staticlm_sample from a sequence's logits, history and random generator. */
+staticlm_status staticlm_seq_sample(staticlm_context* context, int32_t sequence,
+                                    const staticlm_sampler* sampler, int32_t* token);
+
+/* Seeds one sequence's random generator. */
+staticlm_status staticlm_seq_seed(staticlm_context* context, int32_t sequence, uint64_t seed);
+
+/* Forgets one sequence's conversation (position 0, empty history and text stream), freeing its
+ * slot for a new one; the other sequences are untouched. */
+staticlm_status staticlm_seq_reset(staticlm_context* context, int32_t sequence);
+
+/* A sequence's next cache position, or −1 for an invalid id. */
+int32_t staticlm_seq_position(const staticlm_context* context, int32_t sequence);
+
+/* staticlm_history of a sequence (NULL and *n_tokens = 0 for an invalid id). */
+const int32_t* staticlm_seq_history(const staticlm_context* context, int32_t sequence,
+                                    size_t* n_tokens);
+
+/* staticlm_token_to_text and staticlm_flush_text on a sequence's own text stream. */
+staticlm_status staticlm_seq_token_to_text(staticlm_context* context, int32_t sequence,
+                                           int32_t token, char* out, size_t capacity,
+                                           size_t* n_bytes);
+size_t staticlm_seq_flush_text(staticlm_context* context, int32_t sequence, char* out,
+                               size_t capacity);
+
+/* staticlm_snapshot_save of a sequence, and staticlm_snapshot_restore into a sequence: a slot
+ * saved from one sequence may be restored into any (prefix reuse across sequences; a slot holds
+ * one sequence's cache part). */
+staticlm_status staticlm_seq_snapshot_save(staticlm_context* context, int32_t sequence,
+                                           int32_t slot);
+staticlm_status staticlm_seq_snapshot_restore(staticlm_context* context, int32_t slot,
+                                              int32_t sequence);
+
+/* staticlm_session_save of a sequence, and staticlm_session_load into a sequence. A session
+ * file records the plan, so it loads only into a context with the same max_batch (and other
+ * limits); any sequence of it. */
+staticlm_status staticlm_seq_session_save(staticlm_context* context, int32_t sequence,
+                                          const char* path);
+staticlm_status staticlm_seq_session_load(staticlm_context* context, int32_t sequence,
+                                          const char* path);
 
 /* What one step reads and computes, derived from the plan. */
 typedef struct staticlm_step_cost {

@@ -5,30 +5,19 @@
 #include <memory>
 #include <new>
 
+#include "runtime/capi/capi_context.h"
 #include "runtime/engine/engine.h"
 #include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/plan_cost.h"
 #include "runtime/plan/plan_report.h"
 #include "staticlm/staticlm.h"
 
-struct staticlm_context {
-  staticlm::Engine engine;
-  staticlm::Status last;
-};
-
 namespace {
 
 using staticlm::Status;
 using staticlm::StatusCode;
-
-staticlm_status ToC(StatusCode code) {
-  return static_cast<staticlm_status>(static_cast<int>(code));
-}
-
-staticlm_status Record(staticlm_context* c, const Status& s) {
-  c->last = s;
-  return ToC(s.code());
-}
+using staticlm::capi::Record;
+using staticlm::capi::ToC;
 
 void WriteError(const Status& s, char* error, size_t capacity) {
   if (error != nullptr && capacity > 0) std::snprintf(error, capacity, "%s", s.message());
@@ -66,6 +55,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->global_every = in->global_every;
   out->max_snapshots = in->max_snapshots;
   out->pipeline_cache_path = in->pipeline_cache_path;
+  out->activation_bits = in->activation_bits;
   return Status::Ok();
 }
 
@@ -121,6 +111,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->global_every = 0;
   limits->max_snapshots = 0;
   limits->pipeline_cache_path = nullptr;
+  limits->activation_bits = 0;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -272,7 +263,7 @@ void staticlm_sampler_default(staticlm_sampler* sampler) {
 }
 
 void staticlm_seed(staticlm_context* context, uint64_t seed) {
-  context->engine.sampler().Seed(seed);
+  context->engine.Seed(seed);
 }
 
 staticlm_status staticlm_sample(staticlm_context* context, const staticlm_sampler* sampler,
@@ -280,14 +271,7 @@ staticlm_status staticlm_sample(staticlm_context* context, const staticlm_sample
   if (sampler == nullptr) {
     return Record(context, Status::Error(StatusCode::kInvalidArgument, "sampler is NULL"));
   }
-  staticlm::SamplerParams p;
-  p.temperature = sampler->temperature;
-  p.top_k = sampler->top_k;
-  p.top_p = sampler->top_p;
-  p.min_p = sampler->min_p;
-  p.repetition_penalty = sampler->repetition_penalty;
-  p.repetition_window = sampler->repetition_window;
-  return Record(context, context->engine.Sample(p, token));
+  return Record(context, context->engine.Sample(staticlm::capi::ToSamplerParams(*sampler), token));
 }
 
 int staticlm_is_end_of_generation(const staticlm_context* context, int32_t token) {
@@ -298,11 +282,11 @@ staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token,
                                        size_t capacity, size_t* n_bytes) {
   *n_bytes = 0;
   staticlm::Engine& e = context->engine;
-  return Record(context, e.detokenizer().Push(e.tokenizer(), token, out, capacity, n_bytes));
+  return Record(context, e.detokenizer()->Push(e.tokenizer(), token, out, capacity, n_bytes));
 }
 
 size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity) {
-  return context->engine.detokenizer().Flush(out, capacity);
+  return context->engine.detokenizer()->Flush(out, capacity);
 }
 
 void staticlm_reset(staticlm_context* context) {

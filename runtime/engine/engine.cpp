@@ -83,6 +83,14 @@ Status Engine::CheckLimits() const {
     return Status::Error(StatusCode::kInvalidArgument, "max_snapshots %d is outside 0..%d",
                          l.max_snapshots, SnapshotSlots::kMaxSlots);
   }
+  if (l.activation_bits != 0 && l.activation_bits != 8 && l.activation_bits != 16) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "activation bits %d: expected 0 (f32), 16 or 8", l.activation_bits);
+  }
+  if (l.max_batch > kMaxBatch) {
+    return Status::Error(StatusCode::kInvalidArgument, "max batch %d is more than %d", l.max_batch,
+                         kMaxBatch);
+  }
   if (l.threads > 256) {
     return Status::Error(StatusCode::kInvalidArgument, "threads %d is more than 256", l.threads);
   }
@@ -122,9 +130,13 @@ Status Engine::BuildPlans() {
   plan_limits.sinks = limits_.sinks;
   plan_limits.global_every = limits_.global_every;
   plan_limits.cache_chunk = limits_.prefill_chunk;  // both plans share the prefill's rings
-  n_plans_ = limits_.prefill_chunk > 1 ? 2 : 1;
+  // With several sequences the decode plan takes one row per sequence (a batched step), and a
+  // prefill plan of one sequence's tokens is always built beside it.
+  const bool batched = limits_.max_batch > 1;
+  n_plans_ = limits_.prefill_chunk > 1 || batched ? 2 : 1;
   for (int i = 0; i < n_plans_; ++i) {
-    plan_limits.prefill_chunk = i == kDecodePlan ? 1 : limits_.prefill_chunk;
+    plan_limits.rows_are_sequences = i == kDecodePlan && batched;
+    plan_limits.prefill_chunk = i == kPrefillPlan ? limits_.prefill_chunk : limits_.max_batch;
     STATICLM_RETURN_IF_ERROR(BuildLlamaPlan(file_, config_, plan_limits,
                                             kAllFusions & ~limits_.disabled_fusions, &plans_[i],
                                             &arenas_[i]));
@@ -176,8 +188,12 @@ Status Engine::LoadPlans(const char* path) {
 Status Engine::CheckLoadedPlans() const {
   const Plan& decode = plans_[kDecodePlan];
   const Plan& prefill = plans_[n_plans_ - 1];
-  if (decode.limits.prefill_chunk != 1 ||
+  const bool batched = decode.limits.max_batch > 1;
+  if (decode.limits.prefill_chunk != decode.limits.max_batch ||
+      decode.limits.rows_are_sequences != batched || (batched && n_plans_ != 2) ||
+      (n_plans_ == 2 && prefill.limits.rows_are_sequences) ||
       (n_plans_ == 2 && (decode.limits.max_context != prefill.limits.max_context ||
+                         decode.limits.max_batch != prefill.limits.max_batch ||
                          decode.limits.kv_dtype != prefill.limits.kv_dtype ||
                          decode.limits.window != prefill.limits.window ||
                          decode.limits.sinks != prefill.limits.sinks ||
@@ -211,7 +227,8 @@ Status Engine::CheckLoadedPlans() const {
         return Status::Error(StatusCode::kFormatError, "a tensor's shape is out of range");
       }
     }
-    if (plan.tensors[plan.logits_tensor].elements() != config_.vocab_size ||
+    const int64_t logit_rows = plan.limits.rows_are_sequences ? plan.limits.max_batch : 1;
+    if (plan.tensors[plan.logits_tensor].elements() != logit_rows * config_.vocab_size ||
         plan.tensors[plan.logits_tensor].buffer != BufferId::kIo ||
         plan.tensors[plan.tokens_tensor].buffer != BufferId::kIo ||
         plan.tensors[plan.tokens_tensor].dtype != DType::kI32 ||
@@ -269,6 +286,7 @@ BackendOptions Engine::MakeBackendOptions() const {
   options.busy_wait = limits_.busy_wait;
   options.pin_threads = limits_.pin_threads;
   options.reference_kernels = limits_.reference_kernels;
+  options.quantized_activations = limits_.activation_bits;
   options.device = limits_.device;
   std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
   std::memcpy(options.pipeline_cache_path, pipeline_cache_path_,
@@ -282,12 +300,16 @@ void Engine::ComputeMemoryReport() {
   memory_.arena_bytes = Bytes(plans_, n_plans_, BufferId::kArena);
   memory_.io_bytes = Bytes(plans_, n_plans_, BufferId::kIo);
   memory_.arena = arenas_[n_plans_ - 1];  // the prefill plan's, the larger
-  // The history, and under ring caches its in-order copy (history()).
-  const uint64_t history_copies = PlanPositionsUnbounded(plans_[0]) ? 2 : 1;
+  // Each sequence's history, and under ring caches an in-order copy (history()); with several
+  // sequences, each one's logits.
+  const uint64_t batch = static_cast<uint64_t>(limits_.max_batch);
+  const uint64_t history_copies = batch + (PlanPositionsUnbounded(plans_[0]) ? 1 : 0);
+  const uint64_t logits = batch > 1 ? batch * config_.vocab_size * sizeof(float) : 0;
   memory_.host_bytes =
-      history_copies * static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) +
-      tokenizer_.ScratchBytes() + Sampler::ScratchBytes(config_.vocab_size);
-  memory_.snapshot_bytes = SessionStore::Bytes(limits_.max_snapshots, memory_.kv_cache_bytes,
+      history_copies * static_cast<uint64_t>(limits_.max_context) * sizeof(int32_t) + logits +
+      batch * sizeof(Sequence) + tokenizer_.ScratchBytes() +
+      Sampler::ScratchBytes(config_.vocab_size);
+  memory_.snapshot_bytes = SessionStore::Bytes(limits_.max_snapshots, SequenceKvBytes(),
                                                limits_.max_context, config_.vocab_size);
   memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
                         memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
@@ -297,7 +319,13 @@ Status Engine::Allocate() {
   STATICLM_RETURN_IF_ERROR(kv_cache_.Allocate(memory_.kv_cache_bytes, 64, "the KV cache"));
   STATICLM_RETURN_IF_ERROR(arena_.Allocate(memory_.arena_bytes, 64, "the arena"));
   STATICLM_RETURN_IF_ERROR(io_.Allocate(memory_.io_bytes, 64, "the io buffer"));
-  history_ = std::make_unique<int32_t[]>(static_cast<size_t>(limits_.max_context));
+  const size_t batch = static_cast<size_t>(limits_.max_batch);
+  const size_t context = static_cast<size_t>(limits_.max_context);
+  sequences_ = std::make_unique<Sequence[]>(batch);
+  history_ = std::make_unique<int32_t[]>(batch * context);
+  if (batch > 1) {
+    sequence_logits_ = std::make_unique<float[]>(batch * static_cast<size_t>(config_.vocab_size));
+  }
   if (PlanPositionsUnbounded(plans_[0])) {
     history_in_order_ = std::make_unique<int32_t[]>(static_cast<size_t>(limits_.max_context));
   }
@@ -320,9 +348,9 @@ Status Engine::Allocate() {
   // token does not pay for page faults. Its cache slot is overwritten before it is ever read.
   // Both plans are warmed up (a one-token decode step, then a two-token prefill step).
   const int32_t warm_tokens[2] = {0, 0};
-  STATICLM_RETURN_IF_ERROR(RunChunk(warm_tokens, 1));
+  STATICLM_RETURN_IF_ERROR(RunChunk(0, warm_tokens, 1));
   if (n_plans_ > 1 && limits_.max_context >= 3) {
-    STATICLM_RETURN_IF_ERROR(RunChunk(warm_tokens, 2));
+    STATICLM_RETURN_IF_ERROR(RunChunk(0, warm_tokens, 2));
   }
   Reset();
   return Status::Ok();
@@ -362,81 +390,6 @@ Status Engine::PrepareBackend(const BufferBinding& binding) {
   backend_.reset();
   STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
   return backend_->Prepare(plans, n_plans_, binding);
-}
-
-Status Engine::RunChunk(const int32_t* tokens, int32_t n_tokens) {
-  int plan = PlanIndex(n_tokens);
-  const TensorRegion& io_tokens = plans_[plan].tensors[plans_[plan].tokens_tensor];
-  std::memcpy(io_.data() + io_tokens.offset, tokens, sizeof(int32_t) * size_t(n_tokens));
-  StepParams step;
-  step.n_tokens = n_tokens;
-  step.position = position_;
-  STATICLM_RETURN_IF_ERROR(backend_->Execute(plan, step));
-  // A ring of the last max_context tokens (positions only pass max_context under ring caches).
-  for (int32_t i = 0; i < n_tokens; ++i) {
-    history_[static_cast<size_t>((int64_t{position_} + i) % limits_.max_context)] = tokens[i];
-  }
-  position_ += n_tokens;
-  have_logits_ = true;
-  return Status::Ok();
-}
-
-Status Engine::Prefill(const int32_t* tokens, size_t n_tokens) {
-  if (backend_ == nullptr) return Status::Error(StatusCode::kInvalidState, "not allocated");
-  if (n_tokens == 0) return Status::Error(StatusCode::kInvalidArgument, "no tokens to prefill");
-  // Ring caches take positions without bound, up to int32's end.
-  const int32_t end = PlanPositionsUnbounded(plans_[0]) ? INT32_MAX : limits_.max_context;
-  if (n_tokens > static_cast<size_t>(end - position_)) {
-    return Status::Error(StatusCode::kContextFull, "the tokens do not fit in the context");
-  }
-  for (size_t i = 0; i < n_tokens; ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
-      return Status::Error(StatusCode::kInvalidArgument, "token id outside the vocabulary");
-    }
-  }
-  size_t done = 0;
-  while (done < n_tokens) {
-    size_t chunk = n_tokens - done;
-    if (chunk > static_cast<size_t>(limits_.prefill_chunk)) chunk = limits_.prefill_chunk;
-    STATICLM_RETURN_IF_ERROR(RunChunk(tokens + done, static_cast<int32_t>(chunk)));
-    done += chunk;
-  }
-  return Status::Ok();
-}
-
-const float* Engine::logits() const {
-  if (!have_logits_) return nullptr;
-  const Plan& plan = plans_[0];
-  return reinterpret_cast<const float*>(io_.data() + plan.tensors[plan.logits_tensor].offset);
-}
-
-Status Engine::Sample(const SamplerParams& params, int32_t* token) {
-  const float* l = logits();
-  if (l == nullptr) return Status::Error(StatusCode::kInvalidState, "no logits: prefill first");
-  size_t n = 0;
-  const int32_t* tokens = history(&n);
-  return sampler_.Sample(l, tokens, n, params, token);
-}
-
-const int32_t* Engine::history(size_t* n) const {
-  const size_t ctx = static_cast<size_t>(limits_.max_context);
-  const size_t pos = static_cast<size_t>(position_);
-  if (pos <= ctx) {
-    *n = pos;
-    return history_.get();
-  }
-  // The ring has wrapped: the oldest kept token is at pos % ctx.
-  const size_t head = pos % ctx;
-  std::memcpy(history_in_order_.get(), history_.get() + head, sizeof(int32_t) * (ctx - head));
-  std::memcpy(history_in_order_.get() + (ctx - head), history_.get(), sizeof(int32_t) * head);
-  *n = ctx;
-  return history_in_order_.get();
-}
-
-void Engine::Reset() {
-  position_ = 0;
-  have_logits_ = false;
-  detokenizer_.Reset();
 }
 
 }  // namespace staticlm

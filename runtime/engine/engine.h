@@ -55,6 +55,8 @@ struct EngineLimits {
   // Vulkan: a pipeline cache file, loaded at init when valid and written after; nullptr:
   // "<plan_path>.vkcache" when plan_path is set, else none. Borrowed for the Init call.
   const char* pipeline_cache_path = nullptr;
+  // CPU: 0 (f32 activations), 16 or 8 (BackendOptions::quantized_activations).
+  int32_t activation_bits = 0;
 };
 
 struct MemoryReport {
@@ -78,25 +80,35 @@ class Engine {
   // Init: writes the plans Load built (or loaded) to a plan file bound to this model.
   Status SavePlans(const char* path) const;
 
-  // Run phase. See include/staticlm/staticlm.h for each call's contract.
-  Status Prefill(const int32_t* tokens, size_t n_tokens);
-  Status Sample(const SamplerParams& params, int32_t* token);
-  void Reset();
+  // Run phase. See include/staticlm/staticlm.h for each call's contract. The context holds
+  // max_batch sequences (ids 0 … max_batch − 1), each with its own cache part, position,
+  // history, logits, text stream and random generator; `sequence` picks one.
+  Status Prefill(const int32_t* tokens, size_t n_tokens, int32_t sequence = 0);
+  // One token for each of n sequences (distinct), decoded together in one step.
+  Status DecodeBatch(const int32_t* sequences, const int32_t* tokens, size_t n);
+  Status Sample(const SamplerParams& params, int32_t* token, int32_t sequence = 0);
+  void Reset();                            // every sequence
+  Status ResetSequence(int32_t sequence);  // that one only
+  void Seed(uint64_t seed);                // every sequence's generator
+  Status SeedSequence(int32_t sequence, uint64_t seed);
 
-  // Snapshots and session files (runtime/engine/engine_session.cpp). Run phase: no
-  // allocation; the session calls do file I/O. A failed restore or load leaves the
+  // Snapshots and session files (runtime/engine/engine_session.cpp) of one sequence. Run
+  // phase: no allocation; the session calls do file I/O. A failed restore or load leaves the
   // conversation as it was. See include/staticlm/staticlm.h.
-  Status SaveSnapshot(int32_t slot);
-  Status RestoreSnapshot(int32_t slot);
-  Status SaveSession(const char* path);
-  Status LoadSession(const char* path);
+  Status SaveSnapshot(int32_t slot, int32_t sequence = 0);
+  Status RestoreSnapshot(int32_t slot, int32_t sequence = 0);
+  Status SaveSession(const char* path, int32_t sequence = 0);
+  Status LoadSession(const char* path, int32_t sequence = 0);
 
-  const float* logits() const;
-  int32_t position() const { return position_; }
+  // nullptr before the sequence's first step, or for a sequence out of range.
+  const float* logits(int32_t sequence = 0) const;
+  // −1 for a sequence out of range.
+  int32_t position(int32_t sequence = 0) const;
   // The tokens in the cache's history, oldest first: all of them, or under ring caches
   // (window > 0) once more than max_context have been seen, the last max_context. Valid until
-  // the next run-phase call.
-  const int32_t* history(size_t* n) const;
+  // the next run-phase call. nullptr (and *n = 0) for a sequence out of range.
+  const int32_t* history(size_t* n, int32_t sequence = 0) const;
+  int32_t max_batch() const { return limits_.max_batch; }
 
   const LlamaConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
@@ -112,7 +124,8 @@ class Engine {
   Tokenizer& tokenizer() { return tokenizer_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const ChatTemplate& chat_template() const { return chat_template_; }
-  Detokenizer& detokenizer() { return detokenizer_; }
+  // nullptr for a sequence out of range.
+  Detokenizer* detokenizer(int32_t sequence = 0);
   Sampler& sampler() { return sampler_; }
 
  private:
@@ -121,6 +134,20 @@ class Engine {
   static constexpr int kDecodePlan = 0;
   static constexpr int kPrefillPlan = 1;
   int PlanIndex(int32_t n_tokens) const { return n_tokens == 1 ? kDecodePlan : n_plans_ - 1; }
+  // One conversation: its tokens are in history_, its cache in its part of the KV cache.
+  struct Sequence {
+    int32_t position = 0;
+    bool have_logits = false;
+    Detokenizer detokenizer;
+    Rng rng;
+  };
+  bool ValidSequence(int32_t s) const { return s >= 0 && s < limits_.max_batch; }
+  int32_t* HistoryOf(int32_t s) const {
+    return history_.get() + static_cast<size_t>(s) * static_cast<size_t>(limits_.max_context);
+  }
+  int32_t PositionEnd() const;
+  Status CheckTokens(const int32_t* tokens, size_t n) const;
+  void RecordTokens(int32_t s, const int32_t* tokens, int32_t n, int io_logits_row);
   Status BuildPlans();
   Status LoadPlans(const char* path);
   Status CheckLoadedPlans() const;
@@ -130,21 +157,24 @@ class Engine {
   void AddInitNote(const char* note);
   Status CopyPipelineCachePath(const EngineLimits& limits);
   Status CheckLimits() const;
-  Status RunChunk(const int32_t* tokens, int32_t n_tokens);
+  Status RunChunk(int32_t sequence, const int32_t* tokens, int32_t n_tokens);
   void ComputeMemoryReport();
+  // The KV cache bytes of one sequence (its part of every cache tensor).
+  uint64_t SequenceKvBytes() const;
   Status InitSessionStore();
   uint64_t ModelFingerprint();
-  float* MutableLogits();
+  float* MutableLogits(int32_t sequence);
+  float* IoLogits(int row);
   Status CheckSessionHeader(const SessionHeader& h) const;
-  Status StreamSessionPayload(SessionReader* reader, const SessionHeader& h, bool apply);
-  Status WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum);
+  Status StreamSessionPayload(SessionReader* reader, const SessionHeader& h, int32_t sequence,
+                              bool apply);
+  Status WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum, int32_t sequence);
 
   EngineLimits limits_;
   gguf::GgufFile file_;
   LlamaConfig config_;
   Tokenizer tokenizer_;
   ChatTemplate chat_template_;
-  Detokenizer detokenizer_;
   Sampler sampler_;
   Plan plans_[2];
   ArenaReport arenas_[2];
@@ -157,12 +187,14 @@ class Engine {
   AlignedBuffer io_;
   std::unique_ptr<Backend> backend_;
   char init_notes_[640] = {0};
-  // max_context tokens, token p at p % max_context: what is in the cache (the last
-  // max_context tokens under ring caches).
+  std::unique_ptr<Sequence[]> sequences_;  // max_batch
+  // Per sequence, max_context tokens, token p at p % max_context: what is in the cache (the
+  // last max_context tokens under ring caches).
   std::unique_ptr<int32_t[]> history_;
   std::unique_ptr<int32_t[]> history_in_order_;  // ring caches: history() unrolls into this
-  int32_t position_ = 0;
-  bool have_logits_ = false;
+  // With max_batch > 1, each sequence's last logits (vocab floats each); with one sequence they
+  // stay in the io buffer where the step wrote them.
+  std::unique_ptr<float[]> sequence_logits_;
   SessionStore session_;
 };
 

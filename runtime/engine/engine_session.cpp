@@ -14,19 +14,25 @@ Status NotAllocated() {
   return Status::Error(StatusCode::kInvalidState, "not allocated");
 }
 
-// Copies the cache regions of a conversation at `position` into packed host memory.
-Status ReadKv(Backend* backend, const CacheRegions& layout, int64_t position, uint8_t* dst) {
+Status NoSuchSequence() {
+  return Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1");
+}
+
+// Copies the cache regions of a sequence's conversation at `position` into packed host memory.
+Status ReadKv(Backend* backend, const CacheRegions& layout, int64_t position, int32_t sequence,
+              uint8_t* dst) {
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
-    KvRegion r = layout.Region(i, position);
+    KvRegion r = layout.Region(i, position, sequence);
     STATICLM_RETURN_IF_ERROR(backend->ReadBuffer(BufferId::kKvCache, r.offset, r.bytes, dst));
     dst += r.bytes;
   }
   return Status::Ok();
 }
 
-Status WriteKv(Backend* backend, const CacheRegions& layout, int64_t position, const uint8_t* src) {
+Status WriteKv(Backend* backend, const CacheRegions& layout, int64_t position, int32_t sequence,
+               const uint8_t* src) {
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
-    KvRegion r = layout.Region(i, position);
+    KvRegion r = layout.Region(i, position, sequence);
     STATICLM_RETURN_IF_ERROR(backend->WriteBuffer(BufferId::kKvCache, r.offset, r.bytes, src));
     src += r.bytes;
   }
@@ -41,12 +47,13 @@ size_t Smaller(uint64_t a, size_t b) {
 
 Status Engine::InitSessionStore() {
   const bool static_policy = limits_.window == 0 && limits_.sinks == 0;
-  session_.cache_regions.Init(plans_[n_plans_ - 1], memory_.kv_cache_bytes, static_policy);
+  STATICLM_RETURN_IF_ERROR(
+      session_.cache_regions.Init(plans_[n_plans_ - 1], memory_.kv_cache_bytes, static_policy));
   uint64_t hash = HashPlan(plans_[0]);
   for (int i = 1; i < n_plans_; ++i) hash = HashPlan(plans_[i], hash);
   session_.plan_hash = hash;
-  STATICLM_RETURN_IF_ERROR(session_.snapshots.Allocate(
-      limits_.max_snapshots, memory_.kv_cache_bytes, limits_.max_context, config_.vocab_size));
+  STATICLM_RETURN_IF_ERROR(session_.snapshots.Allocate(limits_.max_snapshots, SequenceKvBytes(),
+                                                       limits_.max_context, config_.vocab_size));
   return session_.staging.Allocate(SessionStore::kStagingBytes, 64, "the session staging buffer");
 }
 
@@ -58,66 +65,70 @@ uint64_t Engine::ModelFingerprint() {
   return session_.model_fingerprint;
 }
 
-float* Engine::MutableLogits() {
-  const Plan& plan = plans_[0];
-  return reinterpret_cast<float*>(io_.data() + plan.tensors[plan.logits_tensor].offset);
-}
-
-Status Engine::SaveSnapshot(int32_t slot) {
+Status Engine::SaveSnapshot(int32_t slot, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
+  if (!ValidSequence(sequence)) return NoSuchSequence();
+  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
   Snapshot* s = session_.snapshots.slot(slot);
   if (s == nullptr) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "snapshot slot out of range (max_snapshots)");
   }
   s->used = false;
-  STATICLM_RETURN_IF_ERROR(ReadKv(backend_.get(), session_.cache_regions, position_, s->kv));
-  std::memcpy(s->history, history_.get(), sizeof(int32_t) * size_t(limits_.max_context));
-  if (have_logits_) std::memcpy(s->logits, logits(), sizeof(float) * size_t(config_.vocab_size));
-  s->position = position_;
-  s->have_logits = have_logits_;
-  s->n_pending = static_cast<uint32_t>(detokenizer_.CopyPending(s->pending));
+  STATICLM_RETURN_IF_ERROR(
+      ReadKv(backend_.get(), session_.cache_regions, q.position, sequence, s->kv));
+  std::memcpy(s->history, HistoryOf(sequence), sizeof(int32_t) * size_t(limits_.max_context));
+  if (q.have_logits) {
+    std::memcpy(s->logits, MutableLogits(sequence), sizeof(float) * size_t(config_.vocab_size));
+  }
+  s->position = q.position;
+  s->have_logits = q.have_logits;
+  s->n_pending = static_cast<uint32_t>(q.detokenizer.CopyPending(s->pending));
   s->used = true;
   return Status::Ok();
 }
 
-Status Engine::RestoreSnapshot(int32_t slot) {
+Status Engine::RestoreSnapshot(int32_t slot, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
+  if (!ValidSequence(sequence)) return NoSuchSequence();
+  Sequence& q = sequences_[static_cast<size_t>(sequence)];
   Snapshot* s = session_.snapshots.slot(slot);
   if (s == nullptr) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "snapshot slot out of range (max_snapshots)");
   }
   if (!s->used) return Status::Error(StatusCode::kInvalidState, "snapshot slot is empty");
-  Status written = WriteKv(backend_.get(), session_.cache_regions, s->position, s->kv);
+  Status written = WriteKv(backend_.get(), session_.cache_regions, s->position, sequence, s->kv);
   if (!written.ok()) {
-    Reset();  // part of the cache may be overwritten: the old conversation is gone
+    (void)ResetSequence(sequence);  // part of its cache may be overwritten: it is gone
     return written;
   }
-  std::memcpy(history_.get(), s->history, sizeof(int32_t) * size_t(limits_.max_context));
+  std::memcpy(HistoryOf(sequence), s->history, sizeof(int32_t) * size_t(limits_.max_context));
   if (s->have_logits) {
-    std::memcpy(MutableLogits(), s->logits, sizeof(float) * size_t(config_.vocab_size));
+    std::memcpy(MutableLogits(sequence), s->logits, sizeof(float) * size_t(config_.vocab_size));
   }
-  position_ = s->position;
-  have_logits_ = s->have_logits;
-  (void)detokenizer_.RestorePending(s->pending, s->n_pending);  // valid: it came from Copy
+  q.position = s->position;
+  q.have_logits = s->have_logits;
+  (void)q.detokenizer.RestorePending(s->pending, s->n_pending);  // valid: it came from Copy
   return Status::Ok();
 }
 
-Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum) {
+Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum, int32_t sequence) {
+  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
   auto put = [&](const void* data, size_t bytes) {
     checksum->Add(data, bytes);
     return file->Write(data, bytes);
   };
-  STATICLM_RETURN_IF_ERROR(put(history_.get(), sizeof(int32_t) * size_t(limits_.max_context)));
-  if (have_logits_) {
-    STATICLM_RETURN_IF_ERROR(put(MutableLogits(), sizeof(float) * size_t(config_.vocab_size)));
+  STATICLM_RETURN_IF_ERROR(put(HistoryOf(sequence), sizeof(int32_t) * size_t(limits_.max_context)));
+  if (q.have_logits) {
+    STATICLM_RETURN_IF_ERROR(
+        put(MutableLogits(sequence), sizeof(float) * size_t(config_.vocab_size)));
   }
   uint8_t* staging = session_.staging.data();
   const size_t capacity = session_.staging.size();
   const CacheRegions& layout = session_.cache_regions;
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
-    KvRegion r = layout.Region(i, position_);
+    KvRegion r = layout.Region(i, q.position, sequence);
     for (uint64_t done = 0; done < r.bytes;) {
       size_t n = Smaller(r.bytes - done, capacity);
       STATICLM_RETURN_IF_ERROR(
@@ -129,9 +140,11 @@ Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum) {
   return Status::Ok();
 }
 
-Status Engine::SaveSession(const char* path) {
+Status Engine::SaveSession(const char* path, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
   if (path == nullptr) return Status::Error(StatusCode::kInvalidArgument, "path is NULL");
+  if (!ValidSequence(sequence)) return NoSuchSequence();
+  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
   SessionHeader h;
   h.model_fingerprint = ModelFingerprint();
   h.plan_hash = session_.plan_hash;
@@ -140,21 +153,21 @@ Status Engine::SaveSession(const char* path) {
   h.kv_dtype = static_cast<uint32_t>(plans_[0].limits.kv_dtype);
   h.max_context = limits_.max_context;
   h.vocab_size = config_.vocab_size;
-  h.position = position_;
-  h.have_logits = have_logits_;
+  h.position = q.position;
+  h.have_logits = q.have_logits;
   h.kv_prefix = session_.cache_regions.prefix();
-  h.kv_bytes = session_.cache_regions.StoredBytes(position_);
-  sampler_.rng().GetState(h.rng_state);
-  h.n_pending = static_cast<uint32_t>(detokenizer_.CopyPending(h.pending));
+  h.kv_bytes = session_.cache_regions.StoredBytes(q.position);
+  q.rng.GetState(h.rng_state);
+  h.n_pending = static_cast<uint32_t>(q.detokenizer.CopyPending(h.pending));
   h.payload_bytes = sizeof(int32_t) * uint64_t(limits_.max_context) +
-                    (have_logits_ ? sizeof(float) * uint64_t(config_.vocab_size) : 0) + h.kv_bytes;
+                    (q.have_logits ? sizeof(float) * uint64_t(config_.vocab_size) : 0) + h.kv_bytes;
 
   AtomicFile file;
   STATICLM_RETURN_IF_ERROR(file.Open(path));
   uint8_t header[kSessionHeaderBytes] = {0};
   STATICLM_RETURN_IF_ERROR(file.Write(header, sizeof(header)));  // rewritten once complete
   StreamChecksum checksum;
-  STATICLM_RETURN_IF_ERROR(WriteSessionPayload(&file, &checksum));
+  STATICLM_RETURN_IF_ERROR(WriteSessionPayload(&file, &checksum, sequence));
   h.payload_checksum = checksum.value();
   EncodeSessionHeader(h, header);
   STATICLM_RETURN_IF_ERROR(file.WriteAt(0, header, sizeof(header)));
@@ -204,7 +217,8 @@ Status Engine::CheckSessionHeader(const SessionHeader& h) const {
 
 // Reads the payload through the staging buffer. Without `apply` it only checks (the reader
 // keeps the checksum); with it, it also writes history, logits and cache.
-Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& h, bool apply) {
+Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& h, int32_t sequence,
+                                    bool apply) {
   uint8_t* staging = session_.staging.data();
   const size_t capacity = session_.staging.size();
   auto stream = [&](uint64_t bytes, auto&& deliver) -> Status {
@@ -226,19 +240,21 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
             return Status::Error(StatusCode::kFormatError, "its history holds token %d", token);
           }
         }
-        if (apply) std::memcpy(reinterpret_cast<uint8_t*>(history_.get()) + at, staging, n);
+        if (apply) std::memcpy(reinterpret_cast<uint8_t*>(HistoryOf(sequence)) + at, staging, n);
         return Status::Ok();
       }));
   if (h.have_logits) {
     STATICLM_RETURN_IF_ERROR(
         stream(sizeof(float) * uint64_t(vocab), [&](uint64_t at, size_t n) -> Status {
-          if (apply) std::memcpy(reinterpret_cast<uint8_t*>(MutableLogits()) + at, staging, n);
+          if (apply) {
+            std::memcpy(reinterpret_cast<uint8_t*>(MutableLogits(sequence)) + at, staging, n);
+          }
           return Status::Ok();
         }));
   }
   const CacheRegions& layout = session_.cache_regions;
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
-    KvRegion r = layout.Region(i, h.position);
+    KvRegion r = layout.Region(i, h.position, sequence);
     STATICLM_RETURN_IF_ERROR(stream(r.bytes, [&](uint64_t at, size_t n) -> Status {
       if (!apply) return Status::Ok();
       return backend_->WriteBuffer(BufferId::kKvCache, r.offset + at, n, staging);
@@ -247,9 +263,11 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
   return Status::Ok();
 }
 
-Status Engine::LoadSession(const char* path) {
+Status Engine::LoadSession(const char* path, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
   if (path == nullptr) return Status::Error(StatusCode::kInvalidArgument, "path is NULL");
+  if (!ValidSequence(sequence)) return NoSuchSequence();
+  Sequence& q = sequences_[static_cast<size_t>(sequence)];
   SessionReader reader;
   STATICLM_RETURN_IF_ERROR(reader.Open(path));
   if (reader.size() < kSessionHeaderBytes) {
@@ -276,7 +294,7 @@ Status Engine::LoadSession(const char* path) {
   }
   // First pass: check every byte before the conversation is touched.
   if (s.ok()) s = reader.Seek(kSessionHeaderBytes);
-  if (s.ok()) s = StreamSessionPayload(&reader, h, false);
+  if (s.ok()) s = StreamSessionPayload(&reader, h, sequence, false);
   if (s.ok() && reader.checksum() != h.payload_checksum) {
     s = Status::Error(StatusCode::kFormatError, "it is corrupted (checksum mismatch)");
   }
@@ -285,16 +303,16 @@ Status Engine::LoadSession(const char* path) {
   // Second pass: the same bytes (the descriptor holds the file even if its path is replaced),
   // now applied. Only a file changed in place between the passes can fail here.
   s = reader.Seek(kSessionHeaderBytes);
-  if (s.ok()) s = StreamSessionPayload(&reader, h, true);
+  if (s.ok()) s = StreamSessionPayload(&reader, h, sequence, true);
   if (!s.ok() || reader.checksum() != h.payload_checksum) {
-    Reset();
+    (void)ResetSequence(sequence);
     return Status::Error(StatusCode::kIoError,
                          "session file %s changed while loading; the conversation was reset", path);
   }
-  position_ = h.position;
-  have_logits_ = h.have_logits;
-  (void)sampler_.rng().SetState(h.rng_state);
-  (void)detokenizer_.RestorePending(h.pending, h.n_pending);
+  q.position = h.position;
+  q.have_logits = h.have_logits;
+  (void)q.rng.SetState(h.rng_state);
+  (void)q.detokenizer.RestorePending(h.pending, h.n_pending);
   return Status::Ok();
 }
 

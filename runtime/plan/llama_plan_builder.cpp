@@ -21,7 +21,8 @@ bool IsMatrixType(DType t) {
 }
 
 int32_t RingChunk(const PlanLimits& l) {
-  return l.cache_chunk > l.prefill_chunk ? l.cache_chunk : l.prefill_chunk;
+  const int32_t tokens = TokensPerSequence(l);
+  return l.cache_chunk > tokens ? l.cache_chunk : tokens;
 }
 
 }  // namespace
@@ -70,6 +71,7 @@ class Builder {
                  std::initializer_list<uint32_t> outputs, OpParams params = {});
   Status AddLayer(int layer, uint32_t x);
   int AddCaches(int layer, const OpParams& p, uint32_t* cache);
+  void AddHead(uint32_t x, uint32_t out_norm, uint32_t head);
   void PlaceSequentially(BufferId buffer);
 
   const gguf::GgufFile& file_;
@@ -179,7 +181,9 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   uint32_t q = Activation("q", layer, C, q_width);
   uint32_t k = Activation("k", layer, C, kv_width);
   uint32_t v = Activation("v", layer, C, kv_width);
-  uint32_t scores = Add(BufferId::kArena, DType::kF32, {c_.n_heads, capacity}, "scores");
+  // Scratch per query head; per row and head when the rows are sequences (they run at once).
+  const int64_t score_rows = limits_.rows_are_sequences ? C * c_.n_heads : c_.n_heads;
+  uint32_t scores = Add(BufferId::kArena, DType::kF32, {score_rows, capacity}, "scores");
   uint32_t att = Activation("attn_out", layer, C, q_width);
   uint32_t proj = Activation("attn_proj", layer, C, d);
   AddOp(OpKind::kRmsNorm, {x, attn_norm}, {h}, norm);
@@ -223,7 +227,9 @@ Status Builder::AddLayer(int layer, uint32_t x) {
 // The layer's cache tensors in KvLayout order (k, v, [side k, v], [recent k, v]); returns how
 // many.
 int Builder::AddCaches(int layer, const OpParams& p, uint32_t* cache) {
-  const int64_t heads = c_.n_kv_heads, slots = p.cache_slots, hd = c_.head_dim;
+  // Every sequence's cache: sequence s is the s-th of max_batch equal parts of each tensor.
+  const int64_t heads = int64_t{limits_.max_batch} * c_.n_kv_heads, slots = p.cache_slots,
+                hd = c_.head_dim;
   char name[48];
   auto add = [&](const char* what, DType type, std::initializer_list<int64_t> shape) {
     std::snprintf(name, sizeof(name), "blk.%d.%s", layer, what);
@@ -246,6 +252,26 @@ int Builder::AddCaches(int layer, const OpParams& p, uint32_t* cache) {
   return 2;
 }
 
+// The output norm and head: of the last row only, or of every row when rows are sequences.
+void Builder::AddHead(uint32_t x, uint32_t out_norm, uint32_t head) {
+  OpParams final_norm{};
+  final_norm.eps = c_.rms_eps;
+  if (limits_.rows_are_sequences) {
+    uint32_t normed = Activation("out_normed", -1, limits_.prefill_chunk, c_.width);
+    AddOp(OpKind::kRmsNorm, {x, out_norm}, {normed}, final_norm);
+    AddOp(OpKind::kMatMul, {normed, head}, {plan_.logits_tensor});
+    return;
+  }
+  OpParams one_row{};
+  one_row.rows_from_step = false;
+  final_norm.rows_from_step = false;
+  uint32_t last = Activation("last", -1, 1, c_.width);
+  uint32_t last_normed = Activation("last_normed", -1, 1, c_.width);
+  AddOp(OpKind::kTakeLast, {x}, {last}, one_row);
+  AddOp(OpKind::kRmsNorm, {last, out_norm}, {last_normed}, final_norm);
+  AddOp(OpKind::kMatMul, {last_normed, head}, {plan_.logits_tensor}, one_row);
+}
+
 // KV cache and io tensors are laid out one after another; only the arena is shared.
 void Builder::PlaceSequentially(BufferId buffer) {
   uint64_t offset = 0;
@@ -262,7 +288,8 @@ Status Builder::Build() {
   plan_ = Plan{};
   plan_.limits = limits_;
   // Logits first: their offset is then the same in a decode and a prefill plan.
-  plan_.logits_tensor = Add(BufferId::kIo, DType::kF32, {1, c_.vocab_size}, "logits");
+  const int64_t logit_rows = limits_.rows_are_sequences ? C : 1;
+  plan_.logits_tensor = Add(BufferId::kIo, DType::kF32, {logit_rows, c_.vocab_size}, "logits");
   plan_.tokens_tensor = Add(BufferId::kIo, DType::kI32, {C}, "tokens");
 
   uint32_t embd = 0, out_norm = 0, head = 0;
@@ -278,15 +305,7 @@ Status Builder::Build() {
   AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x});
   for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));
 
-  OpParams one_row{};
-  one_row.rows_from_step = false;
-  OpParams final_norm = one_row;
-  final_norm.eps = c_.rms_eps;
-  uint32_t last = Activation("last", -1, 1, c_.width);
-  uint32_t last_normed = Activation("last_normed", -1, 1, c_.width);
-  AddOp(OpKind::kTakeLast, {x}, {last}, one_row);
-  AddOp(OpKind::kRmsNorm, {last, out_norm}, {last_normed}, final_norm);
-  AddOp(OpKind::kMatMul, {last_normed, head}, {plan_.logits_tensor}, one_row);
+  AddHead(x, out_norm, head);
 
   plan_.buffer_bytes[static_cast<int>(BufferId::kWeights)] = file_.tensor_data_bytes();
   PlaceSequentially(BufferId::kKvCache);
@@ -300,16 +319,21 @@ Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
                          "limits must be positive (context %d, chunk %d, batch %d)",
                          limits.max_context, limits.prefill_chunk, limits.max_batch);
   }
-  if (limits.max_batch != 1) {
-    return Status::Error(StatusCode::kUnsupported, "max batch %d: only 1 is supported so far",
-                         limits.max_batch);
+  if (limits.max_batch > kMaxBatch) {
+    return Status::Error(StatusCode::kInvalidArgument, "max batch %d exceeds %d", limits.max_batch,
+                         kMaxBatch);
+  }
+  if (limits.rows_are_sequences && limits.prefill_chunk != limits.max_batch) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a batched decode plan has one row per sequence (chunk %d, batch %d)",
+                         limits.prefill_chunk, limits.max_batch);
   }
   if (limits.max_context > config.context_length) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "context %d exceeds the model's context length %d", limits.max_context,
                          config.context_length);
   }
-  if (limits.prefill_chunk > limits.max_context) {
+  if (TokensPerSequence(limits) > limits.max_context) {
     return Status::Error(StatusCode::kInvalidArgument, "prefill chunk %d exceeds the context %d",
                          limits.prefill_chunk, limits.max_context);
   }
@@ -364,12 +388,13 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
     OpParams p = LlamaCacheParams(l, layer);
     const uint64_t n = static_cast<uint64_t>(p.cache_slots);
     slots = n > slots ? n : slots;
-    uint64_t bytes = 2 * aligned(DTypeBytes(l.kv_dtype, kv_width * n));
-    if (p.kv_quant == KvQuant::kQ8) bytes += 2 * aligned(4 * c.n_kv_heads * n);
+    const uint64_t b = static_cast<uint64_t>(l.max_batch);
+    uint64_t bytes = 2 * aligned(DTypeBytes(l.kv_dtype, b * kv_width * n));
+    if (p.kv_quant == KvQuant::kQ8) bytes += 2 * aligned(4 * b * c.n_kv_heads * n);
     if (p.kv_quant == KvQuant::kQ4) {
-      bytes += aligned(4 * 2 * kv_width * (n / static_cast<uint64_t>(p.kv_group))) +
-               aligned(4 * 2 * c.n_kv_heads * n) +
-               2 * aligned(4 * kv_width * static_cast<uint64_t>(p.recent_slots));
+      bytes += aligned(4 * 2 * b * kv_width * (n / static_cast<uint64_t>(p.kv_group))) +
+               aligned(4 * 2 * b * c.n_kv_heads * n) +
+               2 * aligned(4 * b * kv_width * static_cast<uint64_t>(p.recent_slots));
     }
     layers_bytes += bytes;
   }
@@ -377,14 +402,15 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
     case BufferId::kKvCache:
       return layers_bytes;
     case BufferId::kIo:
-      return aligned(4 * static_cast<uint64_t>(c.vocab_size)) + aligned(4 * chunk);
+      return aligned(4 * (l.rows_are_sequences ? chunk : 1) * static_cast<uint64_t>(c.vocab_size)) +
+             aligned(4 * chunk);
     case BufferId::kArena: {
       // One layer's activations, each in its own bytes, plus the residual stream and head input.
       uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
                         3 * static_cast<uint64_t>(c.ffn_width);
-      uint64_t layer =
-          4 * (chunk * widths + static_cast<uint64_t>(c.n_heads) * slots) + 16 * kPlanAlignment;
-      return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * c.width);
+      const uint64_t score_rows = (l.rows_are_sequences ? chunk : 1) * c.n_heads;
+      uint64_t layer = 4 * (chunk * widths + score_rows * slots) + 16 * kPlanAlignment;
+      return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * chunk * c.width);
     }
     case BufferId::kWeights:
       break;

@@ -70,6 +70,7 @@ void WriteLimits(Writer* w, const PlanLimits& l) {
   w->U32(static_cast<uint32_t>(l.sinks));
   w->U32(static_cast<uint32_t>(l.global_every));
   w->U32(static_cast<uint32_t>(l.cache_chunk));
+  w->U8(l.rows_are_sequences ? 1 : 0);
 }
 
 void WriteTensor(Writer* w, const TensorRegion& t) {
@@ -130,6 +131,9 @@ bool ReadLimits(Reader* r, PlanLimits* l) {
       !r->U32(&sinks) || !r->U32(&every) || !r->U32(&cache_chunk)) {
     return false;
   }
+  uint8_t rows_are_sequences = 0;
+  if (!r->U8(&rows_are_sequences) || rows_are_sequences > 1) return false;
+  l->rows_are_sequences = rows_are_sequences == 1;
   l->window = static_cast<int32_t>(window);
   l->sinks = static_cast<int32_t>(sinks);
   l->global_every = static_cast<int32_t>(every);

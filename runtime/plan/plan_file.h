@@ -16,7 +16,7 @@
 
 namespace staticlm {
 
-constexpr uint32_t kPlanFormatVersion = 2;
+constexpr uint32_t kPlanFormatVersion = 3;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

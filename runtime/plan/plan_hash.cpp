@@ -72,6 +72,7 @@ uint64_t HashPlan(const Plan& plan, uint64_t seed) {
   h.I64(plan.limits.sinks);
   h.I64(plan.limits.global_every);
   h.I64(plan.limits.cache_chunk);
+  h.I64(plan.limits.rows_are_sequences ? 1 : 0);
   for (uint64_t b : plan.buffer_bytes) h.U64(b);
   h.U64(plan.tokens_tensor);
   h.U64(plan.logits_tensor);

@@ -14,55 +14,74 @@ bool IsCacheTensorName(const char* name) {
 
 }  // namespace
 
-bool CacheRegions::AddTensor(const TensorRegion& t, int64_t capacity) {
+// A [batch · heads, capacity, head_dim] F16/F32 cache tensor, described by head rows.
+bool CacheRegions::AddPrefixTensor(const TensorRegion& t) {
   if (!IsCacheTensorName(t.name) || t.rank != 3 ||
-      (t.dtype != DType::kF16 && t.dtype != DType::kF32) || t.shape[1] != capacity ||
-      t.shape[0] <= 0 || t.shape[2] <= 0) {
+      (t.dtype != DType::kF16 && t.dtype != DType::kF32) || t.shape[1] != capacity_ ||
+      t.shape[0] <= 0 || t.shape[0] % batch_ != 0 || t.shape[2] <= 0) {
     return false;
   }
-  for (int i = 0; i < n_tensors_; ++i) {
-    if (tensors_[i].offset == t.offset) return true;  // the same tensor listed again
-  }
-  if (n_tensors_ == kMaxTensors) return false;
   uint64_t slot = DTypeBytes(t.dtype, static_cast<uint64_t>(t.shape[2]));
   if (slot_bytes_ != 0 && slot != slot_bytes_) return false;
   slot_bytes_ = slot;
-  tensors_[n_tensors_++] = {t.offset, slot * static_cast<uint64_t>(capacity), slot, t.shape[0]};
-  heads_total_ += t.shape[0];
-  return t.offset + t.bytes() <= kv_bytes_;
+  Tensor& x = tensors_[n_tensors_ - 1];
+  x.row_bytes = slot * static_cast<uint64_t>(capacity_);
+  x.slot_bytes = slot;
+  x.heads = t.shape[0] / batch_;
+  heads_total_ += x.heads;
+  return true;
 }
 
-void CacheRegions::Init(const Plan& plan, uint64_t kv_bytes, bool static_policy) {
+Status CacheRegions::Init(const Plan& plan, uint64_t kv_bytes, bool static_policy) {
   *this = CacheRegions();
   kv_bytes_ = kv_bytes;
   capacity_ = plan.limits.max_context;
-  if (!static_policy) return;
-  // Any tensor in the buffer this layout cannot describe (scales beside quantized keys, an
-  // unexpected shape) would be missed by a prefix copy: then the whole buffer is copied.
+  batch_ = plan.limits.max_batch;
+  prefix_ = static_policy;
   for (const TensorRegion& t : plan.tensors) {
     if (t.buffer != BufferId::kKvCache) continue;
-    if (!AddTensor(t, capacity_)) {
-      n_tensors_ = 0;
-      return;
+    bool listed = false;
+    for (int i = 0; i < n_tensors_; ++i) listed = listed || tensors_[i].offset == t.offset;
+    if (listed) continue;
+    if (n_tensors_ == kMaxTensors || t.offset + t.bytes() > kv_bytes) {
+      return Status::Error(StatusCode::kUnsupported, "the KV cache has too many tensors");
     }
+    tensors_[n_tensors_++] = {t.offset, t.bytes() / static_cast<uint64_t>(batch_), 0, 0, 0};
+    // Any tensor a prefix copy would miss (scales beside quantized keys, an unexpected shape)
+    // makes the copies whole parts.
+    prefix_ = prefix_ && AddPrefixTensor(t);
   }
+  whole_ = !prefix_ && batch_ == 1;
+  return Status::Ok();
 }
 
 uint64_t CacheRegions::StoredBytes(int64_t position) const {
-  if (!prefix()) return kv_bytes_;
-  return static_cast<uint64_t>(heads_total_) * static_cast<uint64_t>(position) * slot_bytes_;
+  if (prefix_) {
+    return static_cast<uint64_t>(heads_total_) * static_cast<uint64_t>(position) * slot_bytes_;
+  }
+  if (whole_) return kv_bytes_;
+  uint64_t bytes = 0;
+  for (int t = 0; t < n_tensors_; ++t) bytes += tensors_[t].part_bytes;
+  return bytes;
 }
 
 size_t CacheRegions::RegionCount() const {
-  return prefix() ? static_cast<size_t>(heads_total_) : 1;
+  if (whole_) return 1;
+  return prefix_ ? static_cast<size_t>(heads_total_) : static_cast<size_t>(n_tensors_);
 }
 
-KvRegion CacheRegions::Region(size_t i, int64_t position) const {
-  if (!prefix()) return {0, kv_bytes_};
+KvRegion CacheRegions::Region(size_t i, int64_t position, int32_t sequence) const {
+  if (whole_) return {0, kv_bytes_};
+  const uint64_t s = static_cast<uint64_t>(sequence);
+  if (!prefix_) {
+    const Tensor& x = tensors_[i];
+    return {x.offset + s * x.part_bytes, x.part_bytes};
+  }
   for (int t = 0; t < n_tensors_; ++t) {
     const Tensor& x = tensors_[t];
     if (i < static_cast<size_t>(x.heads)) {
-      return {x.offset + i * x.row_bytes, static_cast<uint64_t>(position) * x.slot_bytes};
+      return {x.offset + s * x.part_bytes + i * x.row_bytes,
+              static_cast<uint64_t>(position) * x.slot_bytes};
     }
     i -= static_cast<size_t>(x.heads);
   }

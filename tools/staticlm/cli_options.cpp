@@ -26,6 +26,11 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
   }
   if (!std::strcmp(flag, "--prompt") || !std::strcmp(flag, "-p")) {
     o->prompt = value;
+    if (o->n_prompts == Options::kMaxPrompts) {
+      std::fprintf(stderr, "staticlm: more than %d prompts\n", Options::kMaxPrompts);
+      return false;
+    }
+    o->prompts[o->n_prompts++] = value;
     return true;
   }
   if (!std::strcmp(flag, "--system")) {

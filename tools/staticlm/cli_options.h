@@ -8,8 +8,12 @@
 namespace staticlm::cli {
 
 struct Options {
-  const char* model = nullptr;  // default: the repository's models/ file
-  const char* prompt = nullptr;
+  const char* model = nullptr;   // default: the repository's models/ file
+  const char* prompt = nullptr;  // the last --prompt
+  // batch: every --prompt, in order
+  static constexpr int kMaxPrompts = 256;
+  const char* prompts[kMaxPrompts] = {};
+  int n_prompts = 0;
   const char* system = nullptr;
   bool chat_template = false;  // --chat: wrap the prompt in the model's chat template
   bool json = false;

@@ -8,5 +8,6 @@ int ChatCommand(int argc, char** argv);
 int InspectCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int PlanCommand(int argc, char** argv);
+int BatchCommand(int argc, char** argv);
 
 }  // namespace staticlm::cli

@@ -56,6 +56,20 @@ bool ParseKv(const char* text, staticlm_kv_type* out) {
   return true;
 }
 
+bool ParseActivations(const char* text, int32_t* bits) {
+  if (std::strcmp(text, "f32") == 0) {
+    *bits = 0;
+  } else if (std::strcmp(text, "int16") == 0) {
+    *bits = 16;
+  } else if (std::strcmp(text, "int8") == 0) {
+    *bits = 8;
+  } else {
+    std::fprintf(stderr, "staticlm: --activations expects f32, int16 or int8, got '%s'\n", text);
+    return false;
+  }
+  return true;
+}
+
 bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
   if (std::strcmp(flag, "--reference") == 0) {
     limits->reference_kernels = 1;
@@ -108,6 +122,8 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
     }
   } else if (std::strcmp(flag, "--global-every") == 0) {
     ok = ParseI32(flag, value, 0, 1 << 24, &limits->global_every);
+  } else if (std::strcmp(flag, "--activations") == 0) {
+    ok = ParseActivations(value, &limits->activation_bits);
   } else if (std::strcmp(flag, "--sinks") == 0) {
     ok = ParseI32(flag, value, 1, 1 << 24, &limits->sinks);
   } else {

@@ -12,6 +12,8 @@ bool ParseInt(const char* flag, const char* text, int64_t min, int64_t max, int6
 bool ParseI32(const char* flag, const char* text, int64_t min, int64_t max, int32_t* out);
 bool ParseFloat(const char* flag, const char* text, float* out);
 bool ParseKv(const char* text, staticlm_kv_type* out);
+// --activations f32|int16|int8 → staticlm_limits.activation_bits 0, 16, 8.
+bool ParseActivations(const char* text, int32_t* bits);
 
 // The switches every command that creates a context takes (--reference, --busy-wait, --pin,
 // --lock):

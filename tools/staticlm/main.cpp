@@ -21,17 +21,22 @@ void PrintUsage(FILE* out) {
       "  bench    measure init, first-token time, prefill and per-token decode latency\n"
       "  plan     build the plans ahead of time: -o FILE saves them, --print shows the op\n"
       "           table, --json a summary; run --plan FILE loads them without building\n"
+      "  batch    many prompts at once: --batch N sequences decode together, one token\n"
+      "           each per step; a finished one's slot takes the next --prompt (repeatable)\n"
       "  help     print this text\n"
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
       "  --ctx N              max context in tokens (default 2048)\n"
       "  --chunk N            prefill chunk in tokens (default 64)\n"
       "  --kv f16|f32|q8|q4   KV cache type (default f16)\n"
+      "  --activations A      f32 (default), int16 or int8: quantize the activations of\n"
+      "                       quantized-weight products for integer dot products (CPU)\n"
       "  --window W           sliding-window cache of W positions (constant memory)\n"
       "  --sinks S            with --window: keep the first S positions (attention sinks)\n"
       "  --window model       the window (and layer pattern) the model's metadata gives\n"
       "  --global-every N     with --window: every N-th layer keeps a global (static) cache\n"
       "  --threads N          worker threads including the caller (default 1)\n"
+      "  --batch N            sequences held and decoded together (default 1, at most 64)\n"
       "  --reference          use the plain reference kernels (the oracle), not SIMD\n"
       "  --busy-wait          workers spin between ops instead of sleeping\n"
       "  --pin                pin worker threads to cores\n"
@@ -44,8 +49,9 @@ void PrintUsage(FILE* out) {
       "                       loaded at the next (default: <plan>.vkcache with --plan)\n"
       "  --no-fuse PASS       build plans without a fusion pass: norm, qkv, gate_up,\n"
       "                       residual or all (repeatable)\n"
-      "options (run, chat):\n"
-      "  --prompt TEXT        the prompt (run: default 'The theory of special relativity states "
+      "options (run, chat, batch):\n"
+      "  --prompt TEXT        the prompt (batch: repeat it, one per generation; run: default 'The "
+      "theory of special relativity states "
       "')\n"
       "  --chat               run: wrap the prompt in the model's chat template\n"
       "  --system TEXT        system message for --chat and chat (chat: prefilled once and\n"
@@ -84,6 +90,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(command, "inspect")) return staticlm::cli::InspectCommand(argc, argv);
   if (!std::strcmp(command, "bench")) return staticlm::cli::BenchCommand(argc, argv);
   if (!std::strcmp(command, "plan")) return staticlm::cli::PlanCommand(argc, argv);
+  if (!std::strcmp(command, "batch")) return staticlm::cli::BatchCommand(argc, argv);
   if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
     PrintUsage(stdout);
     return 0;

@@ -1,0 +1,44 @@
+// e^x on eight f32 lanes, shared by the AVX2 kernels (fast_elementwise.cpp, fast_attention.cpp)
+// so that softmax and attention compute exponentials the same way. x86-64 only; callers are
+// functions compiled for AVX2 + FMA.
+#pragma once
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace staticlm::cpu {
+
+#define STATICLM_AVX2_FMA_INLINE __attribute__((target("avx2,fma"), always_inline)) inline
+
+// e^x for x in [−87.3, 88.3] (clamped outside), within 2 ulp of expf: x = n·ln2 + r with
+// |r| ≤ ln2/2, e^r by its Taylor series to r⁶ (truncation < 1.3e-7 relative), then scaled by 2ⁿ
+// through the exponent bits. ln2 is split in two so that r is exact to f32.
+STATICLM_AVX2_FMA_INLINE __m256 ExpAvx2(__m256 x) {
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+  __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145752f), x);  // ln2, high bits
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860677e-6f), r);       // ln2, the rest
+  __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  __m256i scale =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(scale));
+}
+
+// The lanes [0, count) of a partial vector (count < 8), as a mask for maskload / maskstore.
+STATICLM_AVX2_FMA_INLINE __m256i TailMaskAvx2(int64_t count) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes);
+}
+
+}  // namespace staticlm::cpu
+
+#endif

@@ -1,0 +1,348 @@
+// AVX2 integer-activation kernels, for CPUs without AVX-512 VNNI (matmul_int8.h states the
+// arithmetic, which these compute bit for bit). The file is compiled for baseline x86-64; only
+// functions marked STATICLM_AVX2 use AVX2, and they run only after IntIsaSupported has checked
+// the CPU.
+//
+// The layout of matmul_int8_avx512vnni.cpp at half the width: one output column per lane, 8
+// columns at a time (column j + 4k in 128-bit lane k of register j). int16 activations meet
+// the weights widened to 16 bits in vpmaddwd; int8 activations use vpmaddubsw (u8 × s8 pairs
+// to s16, which saturates above 32767), so Q8_0's signed weights go in as |w| against the
+// activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles as they
+// are; vpmaddwd by ones then widens the pairs to int32.
+#include "backends/cpu/matmul_int8.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstring>
+
+#define STATICLM_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define STATICLM_AVX2_KERNEL __attribute__((target("avx2,fma,f16c")))
+
+namespace staticlm::cpu::detail {
+namespace {
+
+constexpr int kColumns = 8;         // one output column per lane
+constexpr int kMaxRows = 4;         // activation rows sharing each decoded weight block
+constexpr int kPrefetchGroups = 4;  // how many groups ahead the prefetch reads (as VNNI's 2)
+
+STATICLM_AVX2 int32_t HorizontalAdd(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+STATICLM_AVX2 float HorizontalMax(__m256 v) {
+  __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_max_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+
+// One block of 32 into integers in [−kMax, kMax] (127: int8, 32767: int16).
+template <int kMax>
+STATICLM_AVX2 void QuantizeBlock(const float* x, void* q, float* d_out, int32_t* sum_out) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 v[4];
+  __m256 amax_v = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    amax_v = _mm256_max_ps(amax_v, _mm256_and_ps(v[i], abs_mask));
+  }
+  const float amax = HorizontalMax(amax_v);
+  float d = amax / static_cast<float>(kMax);
+  if (!(d >= FLT_MIN)) d = 0.0f;
+  const __m256 id = _mm256_set1_ps(d == 0.0f ? 0.0f : 1.0f / d);
+  const __m256i lo = _mm256_set1_epi32(-kMax), hi = _mm256_set1_epi32(kMax);
+  __m256i n[4];
+  __m256i total = _mm256_setzero_si256();
+  for (int i = 0; i < 4; ++i) {
+    // vcvtps2dq rounds by MXCSR: to nearest, ties to even, as the reference's nearbyint.
+    n[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+    n[i] = _mm256_max_epi32(_mm256_min_epi32(n[i], hi), lo);
+    total = _mm256_add_epi32(total, n[i]);
+  }
+  // The packs work within 128-bit lanes; the permutes put the values back in order. The
+  // values are already in range, so the packs' saturation never acts.
+  const __m256i p01 = _mm256_packs_epi32(n[0], n[1]), p23 = _mm256_packs_epi32(n[2], n[3]);
+  if constexpr (kMax == 127) {
+    const __m256i bytes = _mm256_packs_epi16(p01, p23);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    _mm256_storeu_si256(static_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(bytes, order));
+  } else {
+    int16_t* out = static_cast<int16_t*>(q);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute4x64_epi64(p01, 0xd8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16), _mm256_permute4x64_epi64(p23, 0xd8));
+  }
+  *d_out = d;
+  *sum_out = HorizontalAdd(total);
+}
+
+STATICLM_AVX2 __m256i Load2x128(const uint8_t* p0, const uint8_t* p1) {
+  return _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p0))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)), 1);
+}
+
+// 8 columns' block: lo[j] / hi[j] hold elements 0-15 / 16-31 of columns j (lane 0) and j + 4
+// (lane 1), as unsigned nibbles (Q4: u = wq + kOffset) or signed bytes (Q8_0, kSigned).
+template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
+struct Q4Columns {
+  static constexpr size_t kBytes = kBlockBytes;
+  static constexpr int32_t kOffset = kBias;
+  static constexpr bool kHasMin = kMin;
+  static constexpr bool kSigned = false;
+  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
+                                 __m256i hi[4]) {
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    at += kQsOffset;
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = Load2x128(cols[j] + at, cols[j + 4] + at);
+      lo[j] = _mm256_and_si256(v, nibble);
+      hi[j] = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+    }
+  }
+};
+using Q4_0Columns = Q4Columns<18, 2, 8, false>;  // u = nibble = wq + 8
+using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
+
+struct Q8_0Columns {
+  static constexpr size_t kBytes = 34;
+  static constexpr int32_t kOffset = 0;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSigned = true;
+  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
+                                 __m256i hi[4]) {
+    at += 2;
+    for (int j = 0; j < 4; ++j) {
+      lo[j] = Load2x128(cols[j] + at, cols[j + 4] + at);
+      hi[j] = Load2x128(cols[j] + at + 16, cols[j + 4] + at + 16);
+    }
+  }
+};
+
+// As the VNNI file's Reduce4, within 128-bit lanes: column j + 4k's total lands in lane 4k + j.
+STATICLM_AVX2 __m256i Reduce4(const __m256i p[4]) {
+  __m256i s01 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(p[0], p[1]), _mm256_unpackhi_epi32(p[0], p[1]));
+  __m256i s23 =
+      _mm256_add_epi32(_mm256_unpacklo_epi32(p[2], p[3]), _mm256_unpackhi_epi32(p[2], p[3]));
+  return _mm256_add_epi32(_mm256_unpacklo_epi64(s01, s23), _mm256_unpackhi_epi64(s01, s23));
+}
+
+// Σ over 16 byte pairs of w · x as int32 partial sums (4 per 128-bit lane).
+template <bool kSigned>
+STATICLM_AVX2 __m256i DotBytes(__m256i w, __m256i x) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if constexpr (kSigned) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)),
+                             ones);
+  } else {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), ones);
+  }
+}
+
+template <class B>
+STATICLM_AVX2 __m256i DotInt8(const __m256i lo[4], const __m256i hi[4], const int8_t* q) {
+  const __m256i xlo =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+  const __m256i xhi =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
+  __m256i p[4];
+  for (int j = 0; j < 4; ++j) {
+    p[j] = _mm256_add_epi32(DotBytes<B::kSigned>(lo[j], xlo), DotBytes<B::kSigned>(hi[j], xhi));
+  }
+  return Reduce4(p);
+}
+
+// w16[j][s]: elements 8s..8s+7 of each column widened to 16 bits.
+template <class B>
+STATICLM_AVX2 void Widen(const __m256i lo[4], const __m256i hi[4], __m256i w16[4][4]) {
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (B::kSigned) {  // sign-extend: the byte in both halves, shifted down
+      w16[j][0] = _mm256_srai_epi16(_mm256_unpacklo_epi8(lo[j], lo[j]), 8);
+      w16[j][1] = _mm256_srai_epi16(_mm256_unpackhi_epi8(lo[j], lo[j]), 8);
+      w16[j][2] = _mm256_srai_epi16(_mm256_unpacklo_epi8(hi[j], hi[j]), 8);
+      w16[j][3] = _mm256_srai_epi16(_mm256_unpackhi_epi8(hi[j], hi[j]), 8);
+    } else {
+      const __m256i zero = _mm256_setzero_si256();
+      w16[j][0] = _mm256_unpacklo_epi8(lo[j], zero);
+      w16[j][1] = _mm256_unpackhi_epi8(lo[j], zero);
+      w16[j][2] = _mm256_unpacklo_epi8(hi[j], zero);
+      w16[j][3] = _mm256_unpackhi_epi8(hi[j], zero);
+    }
+  }
+}
+
+STATICLM_AVX2 __m256i DotInt16(const __m256i w16[4][4], const int16_t* q) {
+  __m256i xs[4];
+  for (int s = 0; s < 4; ++s) {
+    xs[s] =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 8 * s)));
+  }
+  __m256i p[4];
+  for (int j = 0; j < 4; ++j) {
+    const __m256i a =
+        _mm256_add_epi32(_mm256_madd_epi16(w16[j][0], xs[0]), _mm256_madd_epi16(w16[j][1], xs[1]));
+    const __m256i b =
+        _mm256_add_epi32(_mm256_madd_epi16(w16[j][2], xs[2]), _mm256_madd_epi16(w16[j][3], xs[3]));
+    p[j] = _mm256_add_epi32(a, b);
+  }
+  return Reduce4(p);
+}
+
+// 8 f16 in the low halves of the lanes of `words`, as f32.
+STATICLM_AVX2 __m256 LowHalves(__m256i words) {
+  const __m256i low = _mm256_and_si256(words, _mm256_set1_epi32(0xffff));
+  return _mm256_cvtph_ps(
+      _mm_packus_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1)));
+}
+
+struct Group {
+  const uint8_t* cols[kColumns];  // column c's weight row (tail lanes repeat the last column)
+  __m256i offsets;                // cols[c] − cols[0], for gathering the block scales
+  int count;                      // real columns
+  const uint8_t* prefetch;        // a later group's rows, contiguous
+  int64_t prefetch_lines;
+};
+
+template <class B, int kBits, int R>
+STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x, int64_t r0,
+                                  float* y, int64_t n_out) {
+  const int64_t blocks = x.n_in / kQuantBlock;
+  __m256 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  const int64_t prefetch_per_block = (g.prefetch_lines + blocks - 1) / blocks;
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t k = 0; k < prefetch_per_block; ++k) {
+      const int64_t line = b * prefetch_per_block + k;
+      if (line < g.prefetch_lines) {
+        _mm_prefetch(reinterpret_cast<const char*>(g.prefetch + line * 64), _MM_HINT_T0);
+      }
+    }
+    const size_t at = static_cast<size_t>(b) * B::kBytes;
+    const __m256i words =
+        _mm256_i32gather_epi32(reinterpret_cast<const int*>(g.cols[0] + at), g.offsets, 1);
+    const __m256 dw = LowHalves(words);
+    const __m256 m = B::kHasMin ? LowHalves(_mm256_srli_epi32(words, 16)) : _mm256_setzero_ps();
+    __m256i lo[4], hi[4];
+    B::Load(g.cols, at, lo, hi);
+    __m256i w16[4][4];
+    if constexpr (kBits == 16) Widen<B>(lo, hi, w16);
+    for (int r = 0; r < R; ++r) {
+      const int64_t xb = (r0 + r) * blocks + b;
+      __m256i idot;
+      if constexpr (kBits == 16) {
+        idot = DotInt16(w16, static_cast<const int16_t*>(x.q) + xb * kQuantBlock);
+      } else {
+        idot = DotInt8<B>(lo, hi, static_cast<const int8_t*>(x.q) + xb * kQuantBlock);
+      }
+      const float dx = x.d[xb];
+      const int32_t sum = x.sum[xb];
+      if (B::kOffset != 0) idot = _mm256_sub_epi32(idot, _mm256_set1_epi32(B::kOffset * sum));
+      __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(idot));
+      if (B::kHasMin) {
+        term = _mm256_add_ps(term, _mm256_mul_ps(m, _mm256_set1_ps(dx * static_cast<float>(sum))));
+      }
+      acc[r] = _mm256_add_ps(acc[r], term);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (g.count == kColumns) {
+      _mm256_storeu_ps(y + r * n_out, acc[r]);
+    } else {
+      alignas(32) float lanes[kColumns];
+      _mm256_store_ps(lanes, acc[r]);
+      std::memcpy(y + r * n_out, lanes, sizeof(float) * static_cast<size_t>(g.count));
+    }
+  }
+}
+
+template <class B, int kBits, int R = 1>
+void RunRows(int rows, const Group& g, const QuantizedActivations& x, int64_t r0, float* y,
+             int64_t n_out) {
+  if constexpr (R == kMaxRows) {
+    RunTile<B, kBits, R>(g, x, r0, y, n_out);
+  } else {
+    if (rows == R) return RunTile<B, kBits, R>(g, x, r0, y, n_out);
+    RunRows<B, kBits, R + 1>(rows, g, x, r0, y, n_out);
+  }
+}
+
+template <class B, int kBits>
+STATICLM_AVX2_KERNEL void Drive(const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
+                                float* y, int64_t o_begin, int64_t o_end) {
+  const size_t row_bytes = static_cast<size_t>(x.n_in / kQuantBlock) * B::kBytes;
+  for (int64_t o0 = o_begin; o0 < o_end; o0 += kColumns) {
+    Group g;
+    g.count = static_cast<int>(o_end - o0 < kColumns ? o_end - o0 : kColumns);
+    alignas(32) int32_t offsets[kColumns];
+    for (int c = 0; c < kColumns; ++c) {
+      const int64_t column = o0 + (c < g.count ? c : g.count - 1);
+      g.cols[c] = w + static_cast<size_t>(column) * row_bytes;
+      offsets[c] = static_cast<int32_t>(g.cols[c] - g.cols[0]);
+    }
+    g.offsets = _mm256_load_si256(reinterpret_cast<const __m256i*>(offsets));
+    const int64_t ahead_begin = std::min(n_out, o0 + kColumns * kPrefetchGroups);
+    const int64_t ahead_end = std::min(n_out, ahead_begin + kColumns);
+    g.prefetch = w + static_cast<size_t>(ahead_begin) * row_bytes;
+    g.prefetch_lines = static_cast<int64_t>((ahead_end - ahead_begin) * row_bytes + 63) / 64;
+    for (int64_t r0 = 0; r0 < x.rows; r0 += kMaxRows) {
+      if (r0 > 0) g.prefetch_lines = 0;  // the first row tile has done it
+      RunRows<B, kBits>(static_cast<int>(x.rows - r0 < kMaxRows ? x.rows - r0 : kMaxRows), g, x, r0,
+                        y + r0 * n_out + o0, n_out);
+    }
+  }
+}
+
+template <int kBits>
+void DriveType(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x, float* y,
+               int64_t o_begin, int64_t o_end) {
+  switch (type) {
+    case DType::kQ4_0:
+      return Drive<Q4_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
+    case DType::kQ4_1:
+      return Drive<Q4_1Columns, kBits>(w, n_out, x, y, o_begin, o_end);
+    case DType::kQ8_0:
+      return Drive<Q8_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
+    default:
+      return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
+  }
+}
+
+}  // namespace
+
+STATICLM_AVX2_KERNEL void QuantizeInt8Avx2(const float* x, int64_t rows, int64_t n_in, void* q,
+                                           float* d, int32_t* sum) {
+  const int64_t blocks = rows * (n_in / kQuantBlock);
+  for (int64_t b = 0; b < blocks; ++b) {
+    QuantizeBlock<127>(x + b * kQuantBlock, static_cast<int8_t*>(q) + b * kQuantBlock, d + b,
+                       sum + b);
+  }
+}
+
+STATICLM_AVX2_KERNEL void QuantizeInt16Avx2(const float* x, int64_t rows, int64_t n_in, void* q,
+                                            float* d, int32_t* sum) {
+  const int64_t blocks = rows * (n_in / kQuantBlock);
+  for (int64_t b = 0; b < blocks; ++b) {
+    QuantizeBlock<32767>(x + b * kQuantBlock, static_cast<int16_t*>(q) + b * kQuantBlock, d + b,
+                         sum + b);
+  }
+}
+
+void MatMulIntRangeAvx2(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
+                        float* y, int64_t o_begin, int64_t o_end) {
+  if (x.bits == 16) {
+    DriveType<16>(type, w, n_out, x, y, o_begin, o_end);
+  } else {
+    DriveType<8>(type, w, n_out, x, y, o_begin, o_end);
+  }
+}
+
+}  // namespace staticlm::cpu::detail
+
+#endif  // defined(__x86_64__)

@@ -1,0 +1,119 @@
+// The reference of the integer-activation product (matmul_int8.h states the arithmetic):
+// plain loops, one output at a time, the oracle of the SIMD versions.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+
+#include "backends/cpu/half.h"
+#include "backends/cpu/matmul_int8.h"
+
+namespace staticlm::cpu::ref {
+namespace {
+
+uint16_t ReadU16(const uint8_t* p) {
+  return static_cast<uint16_t>(p[0] | (p[1] << 8));
+}
+
+// One block with integers in [−kMax, kMax].
+template <typename T, int kMax>
+void QuantizeBlock(const float* x, T* q, float* d_out, int32_t* sum_out) {
+  float amax = 0.0f;
+  for (int i = 0; i < kQuantBlock; ++i) amax = std::max(amax, std::fabs(x[i]));
+  float d = amax / static_cast<float>(kMax);
+  // Below FLT_MIN, 1 / d could overflow; such a block is zero for every practical purpose.
+  if (!(d >= FLT_MIN)) d = 0.0f;
+  const float id = d == 0.0f ? 0.0f : 1.0f / d;
+  const float limit = static_cast<float>(kMax);
+  int32_t sum = 0;
+  for (int i = 0; i < kQuantBlock; ++i) {
+    float v = std::nearbyint(x[i] * id);  // the default rounding: to nearest, ties to even
+    v = std::min(limit, std::max(-limit, v));
+    q[i] = static_cast<T>(v);
+    sum += q[i];
+  }
+  *d_out = d;
+  *sum_out = sum;
+}
+
+template <typename T, int kMax>
+void QuantizeRows(const float* x, int64_t rows, int64_t n_in, void* q, float* d, int32_t* sum) {
+  T* out = static_cast<T*>(q);
+  const int64_t blocks = rows * (n_in / kQuantBlock);
+  for (int64_t b = 0; b < blocks; ++b) {
+    QuantizeBlock<T, kMax>(x + b * kQuantBlock, out + b * kQuantBlock, d + b, sum + b);
+  }
+}
+
+// Block b of a weight row as integers wq[32] and its f16 scales (m = 0 unless Q4_1).
+void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
+                        float* m) {
+  *m = 0.0f;
+  if (type == DType::kQ8_0) {
+    const uint8_t* block = row + b * 34;
+    *dw = HalfToFloat(ReadU16(block));
+    for (int i = 0; i < 32; ++i) wq[i] = static_cast<int8_t>(block[2 + i]);
+    return;
+  }
+  const bool q4_1 = type == DType::kQ4_1;
+  const uint8_t* block = row + b * (q4_1 ? 20 : 18);
+  *dw = HalfToFloat(ReadU16(block));
+  if (q4_1) *m = HalfToFloat(ReadU16(block + 2));
+  const uint8_t* qs = block + (q4_1 ? 4 : 2);
+  const int32_t offset = q4_1 ? 0 : 8;
+  for (int i = 0; i < 16; ++i) {
+    wq[i] = (qs[i] & 0x0f) - offset;
+    wq[i + 16] = (qs[i] >> 4) - offset;
+  }
+}
+
+template <typename T>
+float DotRow(DType type, const uint8_t* row, const T* q, const float* d, const int32_t* sum,
+             int64_t blocks) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < blocks; ++b) {
+    int32_t wq[32];
+    float dw = 0.0f, m = 0.0f;
+    DecodeIntegerBlock(type, row, b, wq, &dw, &m);
+    int32_t idot = 0;
+    for (int i = 0; i < 32; ++i) idot += wq[i] * q[b * kQuantBlock + i];
+    float term = (dw * d[b]) * static_cast<float>(idot);
+    if (type == DType::kQ4_1) term = term + m * (d[b] * static_cast<float>(sum[b]));
+    acc = acc + term;
+  }
+  return acc;
+}
+
+template <typename T>
+void MatMulRows(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
+                float* y, int64_t o_begin, int64_t o_end) {
+  const uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(x.n_in));
+  const int64_t blocks = x.n_in / kQuantBlock;
+  const T* q = static_cast<const T*>(x.q);
+  for (int64_t r = 0; r < x.rows; ++r) {
+    for (int64_t o = o_begin; o < o_end; ++o) {
+      y[r * n_out + o] = DotRow(type, w + static_cast<uint64_t>(o) * row_bytes, q + r * x.n_in,
+                                x.d + r * blocks, x.sum + r * blocks, blocks);
+    }
+  }
+}
+
+}  // namespace
+
+void QuantizeInt8(const float* x, int64_t rows, int64_t n_in, void* q, float* d, int32_t* sum) {
+  QuantizeRows<int8_t, 127>(x, rows, n_in, q, d, sum);
+}
+
+void QuantizeInt16(const float* x, int64_t rows, int64_t n_in, void* q, float* d, int32_t* sum) {
+  QuantizeRows<int16_t, 32767>(x, rows, n_in, q, d, sum);
+}
+
+void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
+                    float* y, int64_t o_begin, int64_t o_end) {
+  if (x.bits == 16) {
+    MatMulRows<int16_t>(type, w, n_out, x, y, o_begin, o_end);
+  } else {
+    MatMulRows<int8_t>(type, w, n_out, x, y, o_begin, o_end);
+  }
+}
+
+}  // namespace staticlm::cpu::ref
