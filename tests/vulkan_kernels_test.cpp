@@ -4,6 +4,9 @@
 // fails the test. Skips when this build or machine has no Vulkan device.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -231,6 +234,213 @@ TEST(VulkanKernelsTest, KvStoreAndAttention) {
       ExpectClose(Values(h, r.cpu, kc), Values(h, r.gpu, kc), 1e-6f, "k cache");
       ExpectClose(Values(h, r.cpu, vc), Values(h, r.gpu, vc), 1e-6f, "v cache");
       ExpectClose(Values(h, r.cpu, o, 3), Values(h, r.gpu, o, 3), 2e-5f, "attention");
+    }
+  }
+}
+
+// One layer's cache of any policy and type: KV store then attention, step after step, with
+// the attention output compared after every step and the caches at the end.
+struct CacheCase {
+  DType kv = DType::kF16;  // F16 or F32 (kv_quant none); ignored for q8
+  KvQuant quant = KvQuant::kNone;
+  CachePolicy policy = CachePolicy::kStatic;
+  int32_t window = 0, sinks = 0, hd = 64, chunk = 9, max_context = 304;
+  int32_t group = 8;  // q4's kv_group
+  std::vector<StepParams> steps;
+};
+
+// q8 codes may differ by one where x · (1/scale) lands on a rounding boundary and the device's
+// division rounds differently; scales must agree to an ulp or so.
+void ExpectQ8Close(const PlanHarness& h, const RunResult& cpu, const RunResult& gpu, uint32_t codes,
+                   uint32_t scales) {
+  const TensorRegion& c = h.plan.tensors[codes];
+  const int8_t* a = reinterpret_cast<const int8_t*>(cpu.bytes[int(c.buffer)].data() + c.offset);
+  const int8_t* b = reinterpret_cast<const int8_t*>(gpu.bytes[int(c.buffer)].data() + c.offset);
+  int64_t off_by_one = 0;
+  for (int64_t i = 0; i < c.elements(); ++i) {
+    ASSERT_LE(std::abs(int(a[i]) - int(b[i])), 1) << c.name << "[" << i << "]";
+    off_by_one += a[i] != b[i];
+  }
+  EXPECT_LE(off_by_one, c.elements() / 200) << c.name << ": too many codes off by one";
+  if (off_by_one > 0) std::printf("%s: %lld codes off by one\n", c.name, (long long)off_by_one);
+  ExpectClose(Values(h, cpu, scales), Values(h, gpu, scales), 1e-6f, h.plan.tensors[scales].name);
+}
+
+// q4's nibbles, by the same rule.
+void ExpectQ4CodesClose(const PlanHarness& h, const RunResult& cpu, const RunResult& gpu,
+                        uint32_t codes) {
+  const TensorRegion& c = h.plan.tensors[codes];
+  const uint8_t* a = cpu.bytes[int(c.buffer)].data() + c.offset;
+  const uint8_t* b = gpu.bytes[int(c.buffer)].data() + c.offset;
+  int64_t off_by_one = 0;
+  for (int64_t i = 0; i < c.elements(); ++i) {
+    int x = i % 2 == 0 ? a[i / 2] & 15 : a[i / 2] >> 4;
+    int y = i % 2 == 0 ? b[i / 2] & 15 : b[i / 2] >> 4;
+    ASSERT_LE(std::abs(x - y), 1) << c.name << "[" << i << "]";
+    off_by_one += x != y;
+  }
+  EXPECT_LE(off_by_one, c.elements() / 200) << c.name << ": too many codes off by one";
+  if (off_by_one > 0) std::printf("%s: %lld codes off by one\n", c.name, (long long)off_by_one);
+}
+
+void RunCacheCase(const CacheCase& cc) {
+  const int32_t chunk = cc.chunk, heads = 6, kv_heads = 2, hd = cc.hd;
+  const bool q8 = cc.quant == KvQuant::kQ8, q4 = cc.quant == KvQuant::kQ4;
+  int32_t slots = cc.policy == CachePolicy::kStatic ? cc.max_context : cc.window + chunk - 1;
+  if (q4) slots = (slots + cc.group - 1) / cc.group * cc.group;  // whole groups
+  const int32_t recent = cc.group + chunk - 1;
+  PlanHarness h(chunk, cc.max_context);
+  h.plan.limits.window = cc.window;
+  h.plan.limits.sinks = cc.sinks;
+  const DType type = q8 ? kDTypeI8 : (q4 ? kDTypeKvQ4 : cc.kv);
+  h.plan.limits.kv_dtype = type;
+  uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "q");
+  uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "k");
+  uint32_t v = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "v");
+  uint32_t kc = h.Tensor(BufferId::kKvCache, type, {kv_heads, slots, hd}, "k cache");
+  uint32_t vc = h.Tensor(BufferId::kKvCache, type, {kv_heads, slots, hd}, "v cache");
+  uint32_t ks = 0, vs = 0, kr = 0, vr = 0;
+  if (q8) {
+    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots}, "k scales");
+    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots}, "v scales");
+  }
+  if (q4) {
+    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots / cc.group, 2, hd}, "k params");
+    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots, 2}, "v params");
+    kr = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, recent, hd}, "k recent");
+    vr = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, recent, hd}, "v recent");
+  }
+  uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {heads, slots}, "scores");
+  uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "o");
+  OpParams p;
+  p.n_heads = heads;
+  p.n_kv_heads = kv_heads;
+  p.head_dim = hd;
+  p.scale = 1.0f / std::sqrt(float(hd));
+  p.rope_base = 10000.0f;
+  p.cache_slots = slots;
+  p.cache_policy = cc.policy;
+  p.kv_quant = cc.quant;
+  p.window = cc.window;
+  p.sinks = cc.sinks;
+  if (q4) {
+    p.kv_group = cc.group;
+    p.recent_slots = recent;
+    h.AddOp(OpKind::kKvStore, {k, v}, {kc, vc, ks, vs, kr, vr}, p);
+    h.AddOp(OpKind::kAttention, {q, kc, vc, sc, ks, vs, kr, vr}, {o}, p);
+  } else if (q8) {
+    h.AddOp(OpKind::kKvStore, {k, v}, {kc, vc, ks, vs}, p);
+    h.AddOp(OpKind::kAttention, {q, kc, vc, sc, ks, vs}, {o}, p);
+  } else {
+    h.AddOp(OpKind::kKvStore, {k, v}, {kc, vc}, p);
+    h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
+  }
+  h.Allocate();
+  PutFloats(h, q, RandomFloats(chunk * heads * hd, 50));
+  PutFloats(h, k, RandomFloats(chunk * kv_heads * hd, 51));
+  PutFloats(h, v, RandomFloats(chunk * kv_heads * hd, 52));
+  // Random bytes everywhere in the cache: a slot read before it is written shows.
+  std::mt19937 rng(53);
+  for (uint8_t& byte : h.bytes[int(BufferId::kKvCache)]) byte = uint8_t(rng() % 61);
+  RUN_OR_SKIP(r, h, cc.steps);
+  ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
+  for (size_t i = 0; i < cc.steps.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i) + " at position " +
+                 std::to_string(cc.steps[i].position));
+    RunResult cpu_step, gpu_step;
+    cpu_step.bytes[int(BufferId::kArena)] = r.cpu.arena_after_step[i];
+    gpu_step.bytes[int(BufferId::kArena)] = r.gpu.arena_after_step[i];
+    ExpectClose(Values(h, cpu_step, o, cc.steps[i].n_tokens),
+                Values(h, gpu_step, o, cc.steps[i].n_tokens), q4 ? 1e-3f : (q8 ? 1e-4f : 2e-5f),
+                "attention");
+  }
+  if (q8) {
+    ExpectQ8Close(h, r.cpu, r.gpu, kc, ks);
+    ExpectQ8Close(h, r.cpu, r.gpu, vc, vs);
+  } else if (q4) {
+    ExpectQ4CodesClose(h, r.cpu, r.gpu, kc);
+    ExpectQ4CodesClose(h, r.cpu, r.gpu, vc);
+    for (uint32_t t : {ks, vs, kr, vr}) {
+      ExpectClose(Values(h, r.cpu, t), Values(h, r.gpu, t), 1e-6f, h.plan.tensors[t].name);
+    }
+  } else {
+    ExpectClose(Values(h, r.cpu, kc), Values(h, r.gpu, kc), 1e-6f, "k cache");
+    ExpectClose(Values(h, r.cpu, vc), Values(h, r.gpu, vc), 1e-6f, "v cache");
+  }
+}
+
+// Steps that fill a ring of window + chunk − 1 slots several times over, with chunks of every
+// size, ending far from the start.
+std::vector<StepParams> RingSteps() {
+  return {{7, 0}, {9, 7}, {1, 16}, {9, 17}, {5, 26}, {9, 31}, {1, 40}, {8, 41}, {3, 49}, {1, 52}};
+}
+
+TEST(VulkanKernelsTest, SlidingWindowCache) {
+  for (DType kv : {DType::kF16, DType::kF32}) {
+    for (int32_t hd : {64, 96}) {
+      SCOPED_TRACE(std::string(DTypeName(kv)) + " hd " + std::to_string(hd));
+      CacheCase cc;
+      cc.kv = kv;
+      cc.hd = hd;
+      cc.policy = CachePolicy::kSlidingWindow;
+      cc.window = 13;
+      cc.steps = RingSteps();
+      RunCacheCase(cc);
+    }
+  }
+}
+
+TEST(VulkanKernelsTest, SinkCache) {
+  for (DType kv : {DType::kF16, DType::kF32}) {
+    for (int32_t hd : {64, 96}) {
+      SCOPED_TRACE(std::string(DTypeName(kv)) + " hd " + std::to_string(hd));
+      CacheCase cc;
+      cc.kv = kv;
+      cc.hd = hd;
+      cc.policy = CachePolicy::kSink;
+      cc.window = 14;
+      cc.sinks = 3;
+      cc.steps = RingSteps();
+      RunCacheCase(cc);
+    }
+  }
+}
+
+// q8 (Hadamard-rotated int8) over each policy, head sizes 64 and 128 (both shader variants).
+TEST(VulkanKernelsTest, Q8CacheEveryPolicy) {
+  for (CachePolicy policy :
+       {CachePolicy::kStatic, CachePolicy::kSlidingWindow, CachePolicy::kSink}) {
+    for (int32_t hd : {64, 128}) {
+      SCOPED_TRACE(std::string(CachePolicyName(policy)) + " hd " + std::to_string(hd));
+      CacheCase cc;
+      cc.quant = KvQuant::kQ8;
+      cc.hd = hd;
+      cc.policy = policy;
+      cc.window = policy == CachePolicy::kStatic ? 0 : 14;
+      cc.sinks = policy == CachePolicy::kSink ? 2 : 0;
+      cc.steps = policy == CachePolicy::kStatic
+                     ? std::vector<StepParams>{{7, 0}, {9, 7}, {1, 280}, {3, 297}}
+                     : RingSteps();
+      RunCacheCase(cc);
+    }
+  }
+}
+
+// q4 (KIVI) over a static cache and a sliding window, groups of 8 completed inside chunks,
+// across them and by single decode steps; head sizes 64 and 96.
+TEST(VulkanKernelsTest, Q4Cache) {
+  for (CachePolicy policy : {CachePolicy::kStatic, CachePolicy::kSlidingWindow}) {
+    for (int32_t hd : {64, 96}) {
+      SCOPED_TRACE(std::string(CachePolicyName(policy)) + " hd " + std::to_string(hd));
+      CacheCase cc;
+      cc.quant = KvQuant::kQ4;
+      cc.hd = hd;
+      cc.policy = policy;
+      cc.window = policy == CachePolicy::kStatic ? 0 : 15;
+      cc.steps = policy == CachePolicy::kStatic
+                     ? std::vector<StepParams>{{7, 0}, {9, 7}, {1, 16}, {1, 17}, {9, 18}, {5, 27}}
+                     : RingSteps();
+      RunCacheCase(cc);
     }
   }
 }

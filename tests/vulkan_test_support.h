@@ -133,6 +133,7 @@ inline void PutFloats(PlanHarness& h, uint32_t tensor, const std::vector<float>&
 struct RunResult {
   Status status;
   std::vector<uint8_t> bytes[kBufferCount];
+  std::vector<std::vector<uint8_t>> arena_after_step;  // the arena after each step
 };
 
 // Runs the harness's plan on `backend`: Prepare, upload the arena and cache contents the
@@ -150,8 +151,13 @@ inline RunResult RunPlan(Backend& backend, const PlanHarness& source,
     r.status = backend.WriteBuffer(id, 0, h.plan.buffer_bytes[i], copy.data());
     if (!r.status.ok()) return r;
   }
+  const int arena = static_cast<int>(BufferId::kArena);
   for (const StepParams& s : steps) {
     r.status = backend.Execute(0, s);
+    if (!r.status.ok()) return r;
+    r.arena_after_step.emplace_back(h.plan.buffer_bytes[arena], 0);
+    r.status = backend.ReadBuffer(BufferId::kArena, 0, h.plan.buffer_bytes[arena],
+                                  r.arena_after_step.back().data());
     if (!r.status.ok()) return r;
   }
   for (BufferId id : {BufferId::kKvCache, BufferId::kArena, BufferId::kIo}) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace staticlm::vulkan {
 namespace {
@@ -158,49 +159,110 @@ struct Translator {
     return Status::Ok();
   }
 
-  Status CheckCache(const Op& op, const TensorRegion& cache) const {
+  // The kv_store / attention_split variant suffix of a cache, or a status saying why none.
+  Status CheckCache(const Op& op, const TensorRegion& cache, const char** type) const {
     const OpParams& p = op.params;
-    if (p.cache_policy != CachePolicy::kStatic || p.kv_quant != KvQuant::kNone) {
+    if (p.kv_quant == KvQuant::kQ8) {
+      *type = "q8";
+    } else if (p.kv_quant == KvQuant::kQ4) {
+      *type = "q4";
+    } else if (cache.dtype == DType::kF16 || cache.dtype == DType::kF32) {
+      *type = cache.dtype == DType::kF16 ? "f16" : "f32";
+    } else {
       return Status::Error(StatusCode::kUnsupported,
-                           "Vulkan backend: KV cache policy %s with %s quantization is not "
-                           "implemented (only a static f16/f32 cache)",
-                           CachePolicyName(p.cache_policy), KvQuantName(p.kv_quant));
-    }
-    if (cache.dtype != DType::kF16 && cache.dtype != DType::kF32) {
-      return Status::Error(StatusCode::kUnsupported,
-                           "Vulkan backend: KV cache type %s is not implemented (f16, f32)",
+                           "Vulkan backend: KV cache type %s is not implemented (f16, f32, q8)",
                            DTypeName(cache.dtype));
     }
-    if (p.head_dim % 2 != 0 || p.head_dim > 128 || p.n_kv_heads <= 0 ||
+    // Packed codes fill whole words: int8 four a word, nibbles eight.
+    bool packed_size = (p.kv_quant != KvQuant::kQ8 || p.head_dim % 4 == 0) &&
+                       (p.kv_quant != KvQuant::kQ4 || p.head_dim % 8 == 0);
+    if (p.head_dim % 2 != 0 || p.head_dim > 128 || !packed_size || p.n_kv_heads <= 0 ||
         p.n_heads % p.n_kv_heads != 0) {
       return Status::Error(StatusCode::kUnsupported,
-                           "Vulkan backend: head size %d / %d KV heads not supported (even, ≤128)",
+                           "Vulkan backend: head size %d / %d KV heads not supported (even, ≤128; "
+                           "q8: a multiple of 4; q4: of 8)",
                            p.head_dim, p.n_kv_heads);
+    }
+    if (p.sinks >= (1 << 24)) {
+      return Status::Error(StatusCode::kUnsupported, "Vulkan backend: too many sinks (%d)",
+                           p.sinks);
     }
     return Status::Ok();
   }
 
+  // The policy push constants of shaders/kv_policy.glsl, q4's group and ring size, and q8's
+  // 1/√head_dim.
+  static void CachePushConstants(const OpParams& p, PushConstants* pc) {
+    pc->f = static_cast<uint32_t>(p.cache_policy) | static_cast<uint32_t>(p.sinks) << 2;
+    pc->g = static_cast<uint32_t>(p.window);
+    pc->h = static_cast<uint32_t>(p.kv_group);
+    pc->i = static_cast<uint32_t>(p.recent_slots);
+    pc->fb = 1.0f / std::sqrt(static_cast<float>(p.head_dim));  // as backends/cpu/hadamard.h
+  }
+
   Status KvStore(const Op& op) {
     const TensorRegion& cache = T(op.outputs[0]);
-    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache));
+    const char* type = nullptr;
+    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
     const OpParams& p = op.params;
-    Dispatch& d = Add(cache.dtype == DType::kF16 ? "kv_store_f16" : "kv_store_f32");
+    char shader[40];
+    std::snprintf(shader, sizeof(shader), "kv_store_%s", type);
+    Dispatch& d = Add(shader);
     d.bind[0] = R(op.inputs[0]);
     d.bind[1] = R(op.inputs[1]);
     d.bind[2] = R(op.outputs[0]);
     d.bind[3] = R(op.outputs[1]);
+    KvLayout layout = GetKvLayout(p.kv_quant);
+    if (layout.store_side >= 0) {
+      d.bind[4] = R(op.outputs[layout.store_side]);
+      d.bind[5] = R(op.outputs[layout.store_side + 1]);
+    }
+    if (layout.store_recent >= 0) {
+      d.bind[6] = R(op.outputs[layout.store_recent]);
+      d.bind[7] = R(op.outputs[layout.store_recent + 1]);
+    }
     d.pc.rows = StepRows(op, T(op.inputs[0]));
     d.pc.a = static_cast<uint32_t>(p.n_kv_heads);
     d.pc.b = static_cast<uint32_t>(p.head_dim);
     d.pc.c = static_cast<uint32_t>(cache.shape[1]);
-    uint64_t pairs =
-        static_cast<uint64_t>(T(op.inputs[0]).shape[0]) * p.n_kv_heads * p.head_dim / 2;
-    return Groups(d, CeilDiv(pairs, kGroup), 1, op);
+    CachePushConstants(p, &d.pc);
+    uint64_t rows = static_cast<uint64_t>(T(op.inputs[0]).shape[0]);
+    // q8: an invocation per (row, head, k or v); else per pair of elements.
+    uint64_t invocations =
+        p.kv_quant == KvQuant::kQ8 ? rows * p.n_kv_heads * 2 : rows * p.n_kv_heads * p.head_dim / 2;
+    STATICLM_RETURN_IF_ERROR(Groups(d, CeilDiv(invocations, kGroup), 1, op));
+    if (p.kv_quant != KvQuant::kQ4) return Status::Ok();
+    // q4: then pack the groups the step completes, at most ⌈rows / group⌉ of them, with the
+    // same tensors and constants (copied before Add() may move the vector).
+    Dispatch ring_store = d;
+    Dispatch& pack = Add("kv_quantize_q4");
+    std::memcpy(pack.bind, ring_store.bind, sizeof(pack.bind));
+    pack.pc = ring_store.pc;
+    uint64_t group = static_cast<uint64_t>(p.kv_group);
+    uint64_t groups = (rows + group - 1) / group;
+    pack.pc.e = static_cast<uint32_t>(groups);
+    uint64_t per_head = static_cast<uint64_t>(p.head_dim) / 8 + group;
+    return Groups(pack, CeilDiv(groups * p.n_kv_heads * per_head, kGroup), 1, op);
+  }
+
+  // The RoPE table a Sink cache's attention rotates its query with.
+  Status SinkTable(const Op& op, Region* out) const {
+    const OpParams& p = op.params;
+    for (const RopeTables::Entry& e : tables.entries) {
+      if (e.head_dim == p.head_dim && e.base == p.rope_base) {
+        uint64_t bytes = static_cast<uint64_t>(tables.positions) * p.head_dim * sizeof(float);
+        *out = Region{Slot::kRopeTable, e.offset, bytes, "rope table"};
+        return Status::Ok();
+      }
+    }
+    return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE table for the sinks of %s",
+                         T(op.outputs[0]).name);
   }
 
   Status Attention(const Op& op) {
     const TensorRegion& cache = T(op.inputs[1]);
-    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache));
+    const char* type = nullptr;
+    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
     const OpParams& p = op.params;
     const TensorRegion& o = T(op.outputs[0]);
     uint64_t rows = static_cast<uint64_t>(o.shape[0]);
@@ -209,14 +271,26 @@ struct Translator {
     uint64_t hd = static_cast<uint64_t>(p.head_dim);
     uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
     *scratch_bytes = std::max(*scratch_bytes, scratch);
+    Region table;
+    if (p.cache_policy == CachePolicy::kSink) STATICLM_RETURN_IF_ERROR(SinkTable(op, &table));
     char shader[40];
-    std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d",
-                  cache.dtype == DType::kF16 ? "f16" : "f32", p.head_dim <= 64 ? 64 : 128);
+    std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d", type,
+                  p.head_dim <= 64 ? 64 : 128);
     Dispatch& s = Add(shader);
     s.bind[0] = R(op.inputs[0]);
     s.bind[1] = R(op.inputs[1]);
     s.bind[2] = R(op.inputs[2]);
     s.bind[3] = Region{Slot::kScratch, 0, scratch, "attention scratch"};
+    KvLayout layout = GetKvLayout(p.kv_quant);
+    if (layout.attention_side >= 0) {
+      s.bind[4] = R(op.inputs[layout.attention_side]);
+      s.bind[5] = R(op.inputs[layout.attention_side + 1]);
+    }
+    s.bind[6] = table;
+    if (layout.attention_recent >= 0) {  // q4 (never with a Sink cache: plan validation)
+      s.bind[6] = R(op.inputs[layout.attention_recent]);
+      s.bind[7] = R(op.inputs[layout.attention_recent + 1]);
+    }
     s.pc.rows = StepRows(op, o);
     s.pc.a = static_cast<uint32_t>(p.n_heads);
     s.pc.b = static_cast<uint32_t>(p.n_kv_heads);
@@ -224,6 +298,7 @@ struct Translator {
     s.pc.d = static_cast<uint32_t>(cache.shape[1]);
     s.pc.e = static_cast<uint32_t>(splits);
     s.pc.fa = p.scale;
+    CachePushConstants(p, &s.pc);
     STATICLM_RETURN_IF_ERROR(Groups(s, CeilDiv(rows * heads * splits, kGroup), 1, op));
     PushConstants pc = s.pc;  // copied before Add() may move the vector
     Dispatch& c = Add("attention_combine");
@@ -309,7 +384,9 @@ struct Translator {
 void AddRopeTables(const Plan& plan, RopeTables* tables) {
   tables->positions = std::max(tables->positions, plan.limits.max_context);
   for (const Op& op : plan.ops) {
-    if (op.kind != OpKind::kRope) continue;
+    // Rope ops, and the attention over a Sink cache (it rotates its query for the sinks).
+    bool sink = op.kind == OpKind::kAttention && op.params.cache_policy == CachePolicy::kSink;
+    if (op.kind != OpKind::kRope && !sink) continue;
     bool known = false;
     for (const RopeTables::Entry& e : tables->entries) {
       known = known || (e.head_dim == op.params.head_dim && e.base == op.params.rope_base);
@@ -335,8 +412,9 @@ void AddRopeTables(const Plan& plan, RopeTables* tables) {
 
 Status TranslatePlan(const Plan& plan, const RopeTables& tables, const DispatchOptions& options,
                      std::vector<Dispatch>* out, uint64_t* scratch_bytes) {
-  if (plan.limits.max_batch != 1) {
-    return Status::Error(StatusCode::kUnsupported, "Vulkan backend: batch must be 1");
+  if (plan.limits.max_batch != 1 || plan.limits.rows_are_sequences) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "Vulkan backend: batched sequences are not implemented (batch must be 1)");
   }
   Translator t{plan, tables, options, out, scratch_bytes};
   for (const Op& op : plan.ops) STATICLM_RETURN_IF_ERROR(t.Translate(op));

@@ -1,5 +1,5 @@
 // Compute pipelines: the one descriptor set layout and pipeline layout every shader shares
-// (shaders/common.glsl: six storage buffers, the step's uniform block, 64 bytes of push
+// (shaders/common.glsl: eight storage buffers, the step's uniform block, 80 bytes of push
 // constants), one pipeline per embedded shader variant the plans use, and the VkPipelineCache
 // that makes the next start faster. Init only.
 #pragma once
@@ -13,16 +13,16 @@
 
 namespace staticlm::vulkan {
 
-constexpr int kStorageBindings = 6;  // bindings 0..5; binding 6 is the step's uniform block
+constexpr int kStorageBindings = 8;  // bindings 0..7; binding 8 is the step's uniform block
 
 // The push constants of shaders/common.glsl, word for word.
 struct PushConstants {
-  uint32_t base[kStorageBindings] = {0, 0, 0, 0, 0, 0};
+  uint32_t base[kStorageBindings] = {0, 0, 0, 0, 0, 0, 0, 0};
   uint32_t rows = 0;  // 0: the step's n_tokens
-  uint32_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0;
+  uint32_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0;
   float fa = 0.0f, fb = 0.0f;
 };
-static_assert(sizeof(PushConstants) == 64, "must match shaders/common.glsl");
+static_assert(sizeof(PushConstants) == 80, "must match shaders/common.glsl");
 
 class PipelineSet {
  public:

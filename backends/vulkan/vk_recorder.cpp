@@ -15,8 +15,11 @@ Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* 
                          r.name);
   }
   uint64_t aligned = r.offset - r.offset % dev.storage_offset_align;
-  // One word past the end: the quantized loaders may read it (shaders/dequant.glsl).
-  uint64_t range = std::min<uint64_t>(r.offset - aligned + r.bytes + 4, b.size - aligned);
+  // Weights get one word past the end: the quantized loaders may read it (shaders/dequant.glsl).
+  // Nothing else does, and a range reaching into the next tensor would make two dispatches
+  // look dependent to synchronization validation.
+  uint64_t spare = r.slot == Slot::kWeights ? 4 : 0;
+  uint64_t range = std::min<uint64_t>(r.offset - aligned + r.bytes + spare, b.size - aligned);
   if (range > dev.max_storage_range) {
     return Status::Error(StatusCode::kUnsupported,
                          "Vulkan: tensor %s (%llu bytes) exceeds the device's largest storage "

@@ -158,11 +158,14 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
     return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
   }
   const Plan& plan = *plans_[static_cast<size_t>(plan_index)];
-  if (step.n_tokens <= 0 || step.n_tokens > plan.limits.prefill_chunk) {
-    return Status::Error(StatusCode::kInvalidArgument, "step token count outside 1..chunk");
-  }
-  if (step.position < 0 || step.position > plan.limits.max_context - step.n_tokens) {
-    return Status::Error(StatusCode::kContextFull, "step would write past the context");
+  STATICLM_RETURN_IF_ERROR(CheckStep(plan, step));
+  if (step.position > plan.limits.max_context - step.n_tokens) {
+    // The RoPE table holds max_context positions, so even a ring cache stops there.
+    return Status::Error(StatusCode::kContextFull,
+                         PlanPositionsUnbounded(plan)
+                             ? "Vulkan backend: positions end at max_context (its RoPE table), "
+                               "even with a sliding-window cache"
+                             : "step would write past the context");
   }
   double start = NowSeconds();
   const int io = static_cast<int>(BufferId::kIo);

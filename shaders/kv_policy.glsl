@@ -1,0 +1,38 @@
+// The cache policies of backends/kv_policy.h, line for line, for kv_store.comp and
+// attention_split.comp: which slot holds a position, and which positions a query attends to.
+// Push constants: f = policy | sinks << 2 (policy 0 Static, 1 SlidingWindow, 2 Sink), g window.
+
+uint kv_policy() { return pc.f & 3u; }
+uint kv_sinks() { return pc.f >> 2; }
+
+uint kv_slot(uint position, uint slots) {
+  uint policy = kv_policy(), sinks = kv_sinks();
+  if (policy == 1u) return position % slots;
+  if (policy == 2u) {
+    return position < sinks ? position : sinks + (position - sinks) % (slots - sinks);
+  }
+  return position;
+}
+
+// A query at `position` attends to the sinks 0 … sink_end − 1, then begin … position;
+// cache_position is where it sits inside the cache (the sinks are scored from there).
+struct Attended {
+  uint sink_end;
+  uint begin;
+  uint cache_position;
+};
+
+Attended kv_attended(uint position) {
+  Attended a = Attended(0u, 0u, 0u);
+  uint policy = kv_policy(), window = pc.g, sinks = kv_sinks();
+  if (policy == 1u) {
+    a.begin = position + 1u > window ? position + 1u - window : 0u;
+  } else if (policy == 2u) {
+    a.sink_end = min(position + 1u, sinks);
+    int recent_begin = int(position) - int(window - sinks) + 1;
+    a.begin = uint(max(recent_begin, int(sinks)));
+  }
+  uint recent = position >= a.begin ? position - a.begin + 1u : 0u;
+  a.cache_position = a.sink_end + recent - 1u;
+  return a;
+}
