@@ -65,6 +65,8 @@ class LlamaCpp:
         self.llm.reset()
         start = time.perf_counter()
         self.llm.eval(tokens)
+        # A GPU backend (Vulkan) may still be computing when eval returns: wait for it.
+        self._llama_cpp.llama_synchronize(self.llm.ctx)
         prefilled = time.perf_counter()
         self._argmax()
         first = time.perf_counter()
