@@ -248,31 +248,23 @@ struct Shaped : Kernel<B> {
   static constexpr int kMaxOutputsOneRow = 8;
 };
 
-template <class B, template <class> class Kernel>
-void Drive(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
-  tiles::DriveTiles<Shaped<B, Kernel>>(whole, rows, o_begin, o_end);
-}
+// This ISA's tile kernels for each weight type (tiles::DriveByType).
+struct Kernels {
+  using Q4_0 = Shaped<Q4_0Block, QuantizedTiles>;
+  using Q4_1 = Shaped<Q4_1Block, QuantizedTiles>;
+  using Q8_0 = Shaped<Q8_0Block, QuantizedTiles>;
+  using F32 = Shaped<F32Block, PlainTiles>;
+  using F16 = Shaped<F16Block, PlainTiles>;
+  using BF16 = Shaped<BF16Block, PlainTiles>;
+};
 
 }  // namespace
 
 void MatMulRangeAvx512(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
                        int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
   TileArgs whole{w, DTypeBytes(type, static_cast<uint64_t>(n_in)), x, n_in, y, n_out};
-  switch (type) {
-    case DType::kQ4_0:
-      return Drive<Q4_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
-    case DType::kQ4_1:
-      return Drive<Q4_1Block, QuantizedTiles>(whole, rows, o_begin, o_end);
-    case DType::kQ8_0:
-      return Drive<Q8_0Block, QuantizedTiles>(whole, rows, o_begin, o_end);
-    case DType::kF32:
-      return Drive<F32Block, PlainTiles>(whole, rows, o_begin, o_end);
-    case DType::kF16:
-      return Drive<F16Block, PlainTiles>(whole, rows, o_begin, o_end);
-    case DType::kBF16:
-      return Drive<BF16Block, PlainTiles>(whole, rows, o_begin, o_end);
-    default:
-      return MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
+  if (!tiles::DriveByType<Kernels>(type, whole, rows, o_begin, o_end)) {
+    MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
   }
 }
 

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backends/dtype.h"
+
 namespace staticlm::cpu::tiles {
 
 // One tile: w points at its first weight row, x at its first activation row, y at its
@@ -77,6 +79,34 @@ void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_
         PickTile<K>(outputs, tile)(args);
       }
     }
+  }
+}
+
+// The tiles of `type` with one ISA's kernels: Kernels::Q4_0, Q4_1, Q8_0, F32, F16 and BF16 are
+// that ISA's tile kernels (K above) for each weight type. False for any other type.
+template <class Kernels>
+bool DriveByType(DType type, const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
+  switch (type) {
+    case DType::kQ4_0:
+      DriveTiles<typename Kernels::Q4_0>(whole, rows, o_begin, o_end);
+      return true;
+    case DType::kQ4_1:
+      DriveTiles<typename Kernels::Q4_1>(whole, rows, o_begin, o_end);
+      return true;
+    case DType::kQ8_0:
+      DriveTiles<typename Kernels::Q8_0>(whole, rows, o_begin, o_end);
+      return true;
+    case DType::kF32:
+      DriveTiles<typename Kernels::F32>(whole, rows, o_begin, o_end);
+      return true;
+    case DType::kF16:
+      DriveTiles<typename Kernels::F16>(whole, rows, o_begin, o_end);
+      return true;
+    case DType::kBF16:
+      DriveTiles<typename Kernels::BF16>(whole, rows, o_begin, o_end);
+      return true;
+    default:
+      return false;
   }
 }
 
