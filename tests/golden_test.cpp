@@ -126,6 +126,11 @@ void CheckGreedy(int32_t activation_bits) {
   staticlm_sampler greedy;
   staticlm_sampler_default(&greedy);
   greedy.temperature = 0.0f;
+#ifdef STATICLM_SANITIZE
+  // The sanitizer build is there for memory errors: three 64-token continuations walk every
+  // code path the ten do (≈ 5 minutes saved there); the Release build compares all ten.
+  cases.resize(3);
+#endif
   int near_ties = 0;
   for (const auto& c : cases) {
     ASSERT_EQ(c.tokens.size(), c.gaps.size());

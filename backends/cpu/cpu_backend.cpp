@@ -119,8 +119,9 @@ SequencedCache CacheOf(const Plan& plan, const std::vector<uint8_t*>& addresses,
   return c;
 }
 
-// Attention of a step: the rows of one sequence split by head, or (row_positions set) one row
-// per sequence split by row and head, each (row, head) with its own scores row.
+// Attention of a step: the rows of one sequence split by head (or KV-head group), or
+// (row_positions set) one row per sequence split by row and head (or group), each row with its
+// own scores rows.
 struct AttentionJob {
   AttentionFn fn;
   const float* q;
@@ -129,18 +130,22 @@ struct AttentionJob {
   SequencedCache cache;
   float *scores, *out;
   int64_t n_heads, q_width, score_stride;
+  int64_t heads_per_task = 1;
 };
 
 void AttentionTask(void* user, int task) {
   const AttentionJob& j = *static_cast<const AttentionJob*>(user);
   const StepParams& s = *j.step;
+  const int64_t per_row = j.n_heads / j.heads_per_task;
+  const int64_t head = task % per_row * j.heads_per_task;
   if (s.row_positions == nullptr) {
-    j.fn(j.q, j.rows, s.position, j.cache.Of(s.sequence), j.scores, j.out, task, task + 1);
+    j.fn(j.q, j.rows, s.position, j.cache.Of(s.sequence), j.scores, j.out, head,
+         head + j.heads_per_task);
     return;
   }
-  const int64_t r = task / j.n_heads, head = task % j.n_heads;
+  const int64_t r = task / per_row;
   j.fn(j.q + r * j.q_width, 1, s.row_positions[r], j.cache.Of(s.row_sequences[r]),
-       j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + 1);
+       j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + j.heads_per_task);
 }
 
 }  // namespace
@@ -190,13 +195,17 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   const char* attention_name = "reference";
   attention_ = ref::Attention;
   if (isa != MatMulIsa::kReference) {
-    int64_t head_dim = 8;
+    int64_t head_dim = 0;  // 1 when layers differ: only the reference takes any size
     for (const BoundPlan& b : plans_) {
       for (const Op& op : b.plan->ops) {
-        if (op.kind == OpKind::kAttention && op.params.head_dim % 8 != 0) head_dim = 1;
+        if (op.kind != OpKind::kAttention) continue;
+        head_dim = head_dim == 0 || head_dim == op.params.head_dim ? op.params.head_dim : 1;
       }
     }
-    attention_ = SelectAttention(DetectCpuFeatures(), head_dim, &attention_name);
+    // A plan file that chose AVX2 gets the AVX2 attention too, on any machine.
+    CpuFeatures features = DetectCpuFeatures();
+    if (isa == MatMulIsa::kAvx2) features.avx512f = false;
+    attention_ = SelectAttention(features, head_dim, &attention_name, &attention_groups_);
   }
   ThreadPoolOptions pool_options;
   pool_options.threads = options_.threads;
@@ -331,7 +340,13 @@ void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams
                    p.n_heads,
                    int64_t{p.n_heads} * p.head_dim,
                    int64_t{p.n_heads} * p.cache_slots};
-  const int64_t tasks = step.row_positions == nullptr ? p.n_heads : rows * p.n_heads;
+  // One head per task, or whole KV-head groups for a kernel that serves them together (decode
+  // reads the cache once per group). Not for the many rows of a prefill chunk: that work is
+  // arithmetic, and a few groups would balance badly over the threads.
+  const bool groups = attention_groups_ && (rows == 1 || step.row_positions != nullptr);
+  job.heads_per_task = groups ? p.n_heads / p.n_kv_heads : 1;
+  const int64_t per_row = p.n_heads / job.heads_per_task;
+  const int64_t tasks = step.row_positions == nullptr ? per_row : rows * per_row;
   pool_.ParallelFor(static_cast<int>(tasks), AttentionTask, &job);
 }
 

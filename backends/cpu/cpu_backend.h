@@ -57,9 +57,10 @@ class CpuBackend final : public Backend {
   BufferBinding buffers_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
-  IntKernels int_kernels_{};  // integer-activation products when chosen (matmul null: off)
+  IntKernels int_kernels_{};     // integer-activation products when chosen (matmul null: off)
   QuantizedBuffer x_quantized_;  // the running product's quantized x, sized at Prepare
   AttentionFn attention_ = nullptr;
+  bool attention_groups_ = false;  // attention_ is fastest given whole KV-head groups
   ElementwiseKernels elementwise_{};
   RopeAngles rope_angles_;
   bool reference_rope_ = true;

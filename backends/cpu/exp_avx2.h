@@ -1,5 +1,6 @@
-// e^x on eight f32 lanes, shared by the AVX2 kernels (fast_elementwise.cpp, fast_attention.cpp)
-// so that softmax and attention compute exponentials the same way. x86-64 only; callers are
+// e^x on eight f32 lanes, shared by the AVX2 and AVX-512 kernels (fast_elementwise.cpp,
+// fast_attention.cpp, fast_attention_avx512.cpp) so that softmax and attention compute
+// exponentials the same way. x86-64 only; callers are
 // functions compiled for AVX2 + FMA.
 #pragma once
 
@@ -37,6 +38,34 @@ STATICLM_AVX2_FMA_INLINE __m256 ExpAvx2(__m256 x) {
 STATICLM_AVX2_FMA_INLINE __m256i TailMaskAvx2(int64_t count) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count)), lanes);
+}
+
+// The sum of eight lanes: halves, then pairs (the order every AVX2 kernel here reduces in).
+STATICLM_AVX2_FMA_INLINE float SumLanesAvx2(__m256 v) {
+  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+// x[i] = e^(x[i] − max_value) for i < n; returns their sum (eight lanes, then SumLanesAvx2).
+// Softmax and attention share it, so both exponentiate and sum in the same order.
+STATICLM_AVX2_FMA_INLINE float ExpSumInPlaceAvx2(float* x, int64_t n, float max_value) {
+  const __m256 m = _mm256_set1_ps(max_value);
+  __m256 sum = _mm256_setzero_ps();
+  const int64_t full = n / 8 * 8;
+  for (int64_t i = 0; i < full; i += 8) {
+    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+    _mm256_storeu_ps(x + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  if (full < n) {
+    const __m256i tail = TailMaskAvx2(n - full);
+    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), m));
+    e = _mm256_and_ps(e, _mm256_castsi256_ps(tail));
+    _mm256_maskstore_ps(x + full, tail, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  return SumLanesAvx2(sum);
 }
 
 }  // namespace staticlm::cpu

@@ -36,13 +36,6 @@ STATICLM_AVX2 inline float RowScale(const KvRows& rows, int64_t slot) {
   return rows.type == kDTypeI8 ? rows.scales[slot] : 1.0f;
 }
 
-STATICLM_AVX2 inline float HorizontalSum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  s = _mm_add_ss(s, _mm_movehdup_ps(s));
-  return _mm_cvtss_f32(s);
-}
-
 STATICLM_AVX2 inline float HorizontalMax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -55,7 +48,7 @@ STATICLM_AVX2 float Dot(const float* qh, const KvRows& k, int64_t slot, int64_t 
   for (int64_t d = 0; d < hd; d += 8) {
     acc = _mm256_fmadd_ps(_mm256_loadu_ps(qh + d), Load8(k, slot * hd + d), acc);
   }
-  return HorizontalSum(acc) * RowScale(k, slot);
+  return SumLanesAvx2(acc) * RowScale(k, slot);
 }
 
 // The dots of q with the keys at slots[0 … 7], lane j for slots[j]: eight rows at a time, so
@@ -102,26 +95,6 @@ STATICLM_AVX2 void Score(const float* qh, const KvRows& k, int64_t hd, SlotWalk*
     m = scores[i] > m ? scores[i] : m;
   }
   *max_score = m;
-}
-
-// scores[i] = e^(scores[i] − max_score) for i < n; returns their sum (8 lanes, then pairwise).
-STATICLM_AVX2 float ExpInPlace(float* scores, int64_t n, float max_score) {
-  const __m256 m = _mm256_set1_ps(max_score);
-  __m256 sum = _mm256_setzero_ps();
-  const int64_t full = n / 8 * 8;
-  for (int64_t i = 0; i < full; i += 8) {
-    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(scores + i), m));
-    _mm256_storeu_ps(scores + i, e);
-    sum = _mm256_add_ps(sum, e);
-  }
-  if (full < n) {
-    const __m256i tail = TailMaskAvx2(n - full);
-    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_maskload_ps(scores + full, tail), m));
-    e = _mm256_and_ps(e, _mm256_castsi256_ps(tail));
-    _mm256_maskstore_ps(scores + full, tail, e);
-    sum = _mm256_add_ps(sum, e);
-  }
-  return HorizontalSum(sum);
 }
 
 // acc[j] += s · the row's 8 values at d0 + 8j, for j < blocks (≤ 8): one pass over the row.
@@ -185,7 +158,7 @@ STATICLM_AVX2 void AttendOneHead(const float* qh, int64_t position, const OpPara
   const int64_t recent = position >= span.begin ? position - span.begin + 1 : 0;
   Score(qh, k, hd, &walk, recent, p.scale, scores + span.sink_end, &max_score);
   const int64_t n = span.sink_end + recent;
-  const float inv_sum = 1.0f / ExpInPlace(scores, n, max_score);
+  const float inv_sum = 1.0f / ExpSumInPlaceAvx2(scores, n, max_score);
   AccumulateValues(scores, p, span, position, v, inv_sum, oh);
   if (hadamard) Hadamard(oh, hd);
 }
@@ -199,8 +172,16 @@ void AttentionAvx2(const float* q, int64_t rows, int32_t first_position,
 
 }  // namespace
 
-AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name) {
+AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name,
+                            bool* serves_groups) {
+  if (serves_groups != nullptr) *serves_groups = false;
 #if defined(STATICLM_HAVE_X86_ATTENTION)
+  if (features.avx512f && features.avx512vl && features.fma && features.f16c &&
+      detail::Avx512AttentionTakes(head_dim)) {
+    *name = "avx512";
+    if (serves_groups != nullptr) *serves_groups = true;
+    return detail::AttentionAvx512;
+  }
   if (features.avx2 && features.fma && features.f16c && head_dim % 8 == 0) {
     *name = "avx2";
     return AttentionAvx2;

@@ -1,7 +1,7 @@
-// Fast attention (AVX2 + FMA + F16C on x86-64, NEON on arm64) over every cache policy, for F16, F32
-// and q8 caches, with the contract of ref::Attention: same arguments, same results up to the order
-// of float additions (q4 caches are handed to ref::Attention). Each (row, head) is computed by one
-// call in a fixed order, so results do not depend on threads.
+// Fast attention (AVX-512 or AVX2 + FMA + F16C on x86-64, NEON on arm64) over every cache policy,
+// for F16, F32 and q8 caches, with the contract of ref::Attention: same arguments, same results up
+// to the order of float additions (q4 caches are handed to ref::Attention). Each (row, head) is
+// computed by one call in a fixed order, so results do not depend on threads.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +15,22 @@ using AttentionFn = void (*)(const float* q, int64_t rows, int32_t first_positio
                              const ref::KvCacheView& cache, float* scores, float* out,
                              int64_t head_begin, int64_t head_end);
 
-// The fastest attention `features` allow for heads of `head_dim` (AVX2 needs a multiple of 8,
-// NEON of 4); ref::Attention otherwise. *name receives "avx2", "neon" or "reference". Init only.
-AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name);
+// The fastest attention `features` allow for heads of `head_dim`: AVX-512 (a multiple of 16, at
+// most 256; serves the query heads of a KV head together), AVX2 (a multiple of 8), NEON (of 4),
+// else ref::Attention. *name receives "avx512", "avx2", "neon" or "reference"; *serves_groups
+// (when given) whether a call is fastest with whole KV-head groups of heads
+// [g · n_heads / kv_heads, (g + 1) · n_heads / kv_heads) rather than one head. Init only.
+AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name,
+                            bool* serves_groups = nullptr);
 
 namespace detail {
+#if defined(__x86_64__)
+// backends/cpu/fast_attention_avx512.cpp
+bool Avx512AttentionTakes(int64_t head_dim);
+void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
+                     const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                     int64_t head_end);
+#endif
 #if defined(__aarch64__)
 // backends/cpu/fast_attention_neon.cpp
 void AttentionNeon(const float* q, int64_t rows, int32_t first_position,

@@ -18,12 +18,6 @@ namespace {
 #if defined(STATICLM_HAVE_X86_ELEMENTWISE)
 
 // Lanes added pairwise in a fixed order.
-STATICLM_AVX2_INLINE float ReduceAdd(__m256 v) {
-  __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
-}
-
 STATICLM_AVX2_INLINE float ReduceMax(__m256 v) {
   __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   __m128 m2 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
@@ -46,7 +40,7 @@ STATICLM_AVX2 void RmsNormAvx2(const float* x, const float* weight, int64_t rows
       __m256 v = _mm256_maskload_ps(xr + full, tail);
       sum = _mm256_fmadd_ps(v, v, sum);
     }
-    const float inv_rms = 1.0f / std::sqrt(ReduceAdd(sum) / static_cast<float>(n) + eps);
+    const float inv_rms = 1.0f / std::sqrt(SumLanesAvx2(sum) / static_cast<float>(n) + eps);
     const __m256 scale = _mm256_set1_ps(inv_rms);
     for (int64_t i = 0; i < full; i += 8) {
       __m256 v = _mm256_mul_ps(_mm256_loadu_ps(xr + i), scale);
@@ -78,20 +72,7 @@ STATICLM_AVX2 void SoftmaxAvx2(float* x, int64_t n) {
                                 _mm256_castsi256_ps(tail));
     vmax = _mm256_max_ps(vmax, v);
   }
-  const __m256 max_value = _mm256_set1_ps(ReduceMax(vmax));
-  __m256 sum = _mm256_setzero_ps();
-  for (int64_t i = 0; i < full; i += 8) {
-    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), max_value));
-    _mm256_storeu_ps(x + i, e);
-    sum = _mm256_add_ps(sum, e);
-  }
-  if (full < n) {
-    __m256 e = ExpAvx2(_mm256_sub_ps(_mm256_maskload_ps(x + full, tail), max_value));
-    e = _mm256_and_ps(e, _mm256_castsi256_ps(tail));
-    _mm256_maskstore_ps(x + full, tail, e);
-    sum = _mm256_add_ps(sum, e);
-  }
-  const __m256 inv = _mm256_set1_ps(1.0f / ReduceAdd(sum));
+  const __m256 inv = _mm256_set1_ps(1.0f / ExpSumInPlaceAvx2(x, n, ReduceMax(vmax)));
   for (int64_t i = 0; i < full; i += 8) {
     _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
   }

@@ -1,0 +1,344 @@
+// AVX-512 attention that serves the query heads sharing a KV head together (grouped-query
+// attention): each key and value row is loaded and converted once for up to four heads, and
+// the dot products are summed four keys per reduction. At decode depth the cache is read from
+// memory once per KV head instead of once per query head, and the arithmetic per (head, key)
+// is a fraction of the AVX2 kernel's. Same contract and cache policies as ref::Attention; q4
+// caches go to ref::Attention.
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cpu/attention_simd.h"
+#include "backends/cpu/exp_avx2.h"
+#include "backends/cpu/fast_attention.h"
+#include "backends/cpu/hadamard.h"
+#include "backends/kv_policy.h"
+
+#if defined(__x86_64__)
+// GCC 12's AVX-512 intrinsics start from self-initialised "undefined" vectors that its own
+// -Wuninitialized flags once inlined (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+namespace staticlm::cpu::detail {
+namespace {
+
+#define STATICLM_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
+#define STATICLM_AVX512_INLINE \
+  __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"), always_inline)) inline
+
+constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
+constexpr int kMaxHeadDim = 256;
+
+enum class Kind { kF16, kF32, kI8 };
+
+template <Kind K>
+constexpr int64_t Bytes() {
+  return K == Kind::kF32 ? 4 : (K == Kind::kF16 ? 2 : 1);
+}
+
+// Sixteen values of a cache row as f32 (q8 values not yet scaled).
+template <Kind K>
+STATICLM_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t index) {
+  if constexpr (K == Kind::kF16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + index * 2)));
+  } else if constexpr (K == Kind::kF32) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(base + index * 4));
+  } else {
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + index))));
+  }
+}
+
+// x's upper eight lanes added to its lower eight.
+STATICLM_AVX512_INLINE __m256 FoldHalves(__m512 x) {
+  const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+  return _mm256_add_ps(_mm512_castps512_ps256(x), high);
+}
+
+// The lane sums of a, b, c, d as the four lanes of one vector.
+STATICLM_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
+  const __m256 ab = _mm256_hadd_ps(FoldHalves(a), FoldHalves(b));
+  const __m256 cd = _mm256_hadd_ps(FoldHalves(c), FoldHalves(d));
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+// Keys ahead of the one being read that are asked for early: the cache streams from memory at
+// decode depth, and the rows of one KV head are contiguous.
+constexpr int64_t kPrefetchKeys = 32;
+
+// Asks for the cache lines of `bytes` bytes at `p` (into L1).
+STATICLM_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
+}
+
+// A run of keys or values in consecutive slots.
+struct Run {
+  int64_t slot, count;
+};
+
+// The heads of one pass: their queries (already in the cache's basis) and score rows.
+struct Heads {
+  int n;
+  const float* q[kMaxGroup];
+  float* scores[kMaxGroup];
+};
+
+// scores[g][at + i] = scale · q_g · key(run.slot + i), four keys at a time; vmax[g] keeps the
+// largest score of head g.
+template <Kind K, int G>
+STATICLM_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Run run, int64_t at,
+                              float scale, float* vmax) {
+  const int64_t blocks = hd / 16;
+  const __m128 s = _mm_set1_ps(scale);
+  __m128 lanes_max[G];
+  for (__m128& m : lanes_max) m = _mm_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + 4 <= run.count; i += 4) {
+    __m512 acc[G][4];
+    for (int g = 0; g < G; ++g) {
+      for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
+    }
+    const int64_t row = (run.slot + i) * hd;
+    if (i + kPrefetchKeys + 4 <= run.count) {
+      Prefetch(k.base + (row + kPrefetchKeys * hd) * Bytes<K>(), 4 * hd * Bytes<K>());
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+      __m512 key[4];
+      for (int j = 0; j < 4; ++j) key[j] = Load16<K>(k.base, row + j * hd + 16 * b);
+      for (int g = 0; g < G; ++g) {
+        const __m512 q = _mm512_loadu_ps(h.q[g] + 16 * b);
+        for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_fmadd_ps(q, key[j], acc[g][j]);
+      }
+    }
+    __m128 row_scale = s;
+    if constexpr (K == Kind::kI8) row_scale = _mm_mul_ps(s, _mm_loadu_ps(k.scales + run.slot + i));
+    for (int g = 0; g < G; ++g) {
+      const __m128 x = _mm_mul_ps(SumFour(acc[g][0], acc[g][1], acc[g][2], acc[g][3]), row_scale);
+      _mm_storeu_ps(h.scores[g] + at + i, x);
+      lanes_max[g] = _mm_max_ps(lanes_max[g], x);
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    __m128 m = _mm_max_ps(lanes_max[g], _mm_movehl_ps(lanes_max[g], lanes_max[g]));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    vmax[g] = vmax[g] > _mm_cvtss_f32(m) ? vmax[g] : _mm_cvtss_f32(m);
+  }
+  for (; i < run.count; ++i) {
+    const int64_t slot = run.slot + i;
+    float row_scale = scale;
+    if constexpr (K == Kind::kI8) row_scale *= k.scales[slot];
+    for (int g = 0; g < G; ++g) {
+      __m512 acc = _mm512_setzero_ps();
+      for (int64_t b = 0; b < blocks; ++b) {
+        acc = _mm512_fmadd_ps(_mm512_loadu_ps(h.q[g] + 16 * b),
+                              Load16<K>(k.base, slot * hd + 16 * b), acc);
+      }
+      const float x = _mm512_reduce_add_ps(acc) * row_scale;
+      h.scores[g][at + i] = x;
+      vmax[g] = vmax[g] > x ? vmax[g] : x;
+    }
+  }
+}
+
+// acc[g][j] += p_g(at + i) · value(run.slot + i), dims [d0, d0 + 16·B), for every key of the run:
+// each value row is loaded once for all heads; the accumulators stay in registers.
+template <Kind K, int G, int B>
+STATICLM_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64_t hd, int64_t d0, Run run,
+                                   int64_t at, __m512 (&acc)[G][4]) {
+  for (int64_t i = 0; i < run.count; ++i) {
+    const int64_t slot = run.slot + i;
+    if (i + kPrefetchKeys < run.count) {
+      Prefetch(v.base + ((slot + kPrefetchKeys) * hd + d0) * Bytes<K>(), 16 * B * Bytes<K>());
+    }
+    __m512 value[B];
+    for (int j = 0; j < B; ++j) value[j] = Load16<K>(v.base, slot * hd + d0 + 16 * j);
+    float row_scale = 1.0f;
+    if constexpr (K == Kind::kI8) row_scale = v.scales[slot];
+    for (int g = 0; g < G; ++g) {
+      const __m512 w = _mm512_set1_ps(h.scores[g][at + i] * row_scale);
+      for (int j = 0; j < B; ++j) acc[g][j] = _mm512_fmadd_ps(w, value[j], acc[g][j]);
+    }
+  }
+}
+
+// The runs a query at `position` attends, in score order: the sinks (scored with the rotated
+// query), then the recent positions, split where the ring wraps.
+struct Runs {
+  Run sinks;
+  Run recent[2];
+  int n_recent = 0;
+};
+
+Runs RunsOf(const OpParams& p, const AttendedSpans& span, int64_t position) {
+  Runs r;
+  r.sinks = {0, span.sink_end};
+  const int64_t count = position >= span.begin ? position - span.begin + 1 : 0;
+  if (count == 0) return r;
+  const SlotWalk walk = WalkFrom(p, span.begin);
+  const int64_t first = walk.wrap_at - walk.slot < count ? walk.wrap_at - walk.slot : count;
+  r.recent[r.n_recent++] = {walk.slot, first};
+  if (first < count) r.recent[r.n_recent++] = {walk.wrap_to, count - first};
+  return r;
+}
+
+template <Kind K, int G, int B>
+STATICLM_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, const KvRows& v, int64_t hd,
+                                     int64_t d0, const float* inv_sum, float* const* out) {
+  __m512 acc[G][4];
+  for (int g = 0; g < G; ++g) {
+    for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
+  }
+  int64_t at = 0;
+  AccumulateRun<K, G, B>(h, v, hd, d0, runs.sinks, at, acc);
+  at += runs.sinks.count;
+  for (int r = 0; r < runs.n_recent; ++r) {
+    AccumulateRun<K, G, B>(h, v, hd, d0, runs.recent[r], at, acc);
+    at += runs.recent[r].count;
+  }
+  for (int g = 0; g < G; ++g) {
+    const __m512 scale = _mm512_set1_ps(inv_sum[g]);
+    for (int j = 0; j < B; ++j)
+      _mm512_storeu_ps(out[g] + d0 + 16 * j, _mm512_mul_ps(acc[g][j], scale));
+  }
+}
+
+// out_g = softmax-weighted sum of the values, 64 dims (four registers per head) at a time.
+template <Kind K, int G>
+STATICLM_AVX512 void Accumulate(const Heads& h, const Runs& runs, const KvRows& v, int64_t hd,
+                                const float* inv_sum, float* const* out) {
+  for (int64_t d0 = 0; d0 < hd; d0 += 64) {
+    switch ((hd - d0 >= 64 ? 64 : hd - d0) / 16) {
+      case 4:
+        AccumulateBlock<K, G, 4>(h, runs, v, hd, d0, inv_sum, out);
+        break;
+      case 3:
+        AccumulateBlock<K, G, 3>(h, runs, v, hd, d0, inv_sum, out);
+        break;
+      case 2:
+        AccumulateBlock<K, G, 2>(h, runs, v, hd, d0, inv_sum, out);
+        break;
+      default:
+        AccumulateBlock<K, G, 1>(h, runs, v, hd, d0, inv_sum, out);
+        break;
+    }
+  }
+}
+
+// Query heads [h0, h0 + G) of one row, all reading KV head `kv`: scores over the runs,
+// softmax, weighted values.
+template <Kind K, int G>
+STATICLM_AVX512 void AttendGroup(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                                 int64_t h0, float* scores_all, float* out_row) {
+  const OpParams& p = c.params;
+  const int64_t hd = p.head_dim;
+  const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
+  const int64_t elem = Bytes<K>();
+  const int64_t first_row = kv * p.cache_slots;
+  const KvRows k{c.type, c.k + first_row * hd * elem, c.k_side ? c.k_side + first_row : nullptr};
+  const KvRows v{c.type, c.v + first_row * hd * elem, c.v_side ? c.v_side + first_row : nullptr};
+  const AttendedSpans span = Attended(p, position);
+  const Runs runs = RunsOf(p, span, position);
+  // q8 caches hold Hadamard-rotated rows: queries go into that basis, outputs come back.
+  const bool hadamard = p.kv_quant == KvQuant::kQ8;
+  alignas(64) float basis[G][kMaxHeadDim];
+  alignas(64) float rotated[G][kMaxHeadDim];
+  Heads direct{G, {}, {}}, sinks{G, {}, {}};
+  float* out[G];
+  for (int g = 0; g < G; ++g) {
+    const float* qh = q_row + (h0 + g) * hd;
+    if (hadamard) {
+      for (int64_t d = 0; d < hd; ++d) basis[g][d] = qh[d];
+      Hadamard(basis[g], hd);
+      qh = basis[g];
+    }
+    if (span.sink_end > 0) {
+      ref::RotateQuery(q_row + (h0 + g) * hd, hd, span.cache_position - position, p.rope_base,
+                       rotated[g]);
+      if (hadamard) Hadamard(rotated[g], hd);
+    }
+    direct.q[g] = qh;
+    sinks.q[g] = rotated[g];
+    direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
+    out[g] = out_row + (h0 + g) * hd;
+  }
+  float vmax[G];
+  for (float& m : vmax) m = -INFINITY;
+  ScoreRun<K, G>(sinks, k, hd, runs.sinks, 0, p.scale, vmax);
+  int64_t at = runs.sinks.count;
+  for (int r = 0; r < runs.n_recent; ++r) {
+    ScoreRun<K, G>(direct, k, hd, runs.recent[r], at, p.scale, vmax);
+    at += runs.recent[r].count;
+  }
+  float inv_sum[G];
+  for (int g = 0; g < G; ++g) inv_sum[g] = 1.0f / ExpSumInPlaceAvx2(direct.scores[g], at, vmax[g]);
+  Accumulate<K, G>(direct, runs, v, hd, inv_sum, out);
+  if (hadamard) {
+    for (int g = 0; g < G; ++g) Hadamard(out[g], hd);
+  }
+}
+
+template <Kind K>
+STATICLM_AVX512 void AttendHeadsOfRow(const float* q_row, int64_t position,
+                                      const ref::KvCacheView& c, int64_t head_begin,
+                                      int64_t head_end, float* scores_all, float* out_row) {
+  const int64_t group = c.params.n_heads / c.params.n_kv_heads;
+  for (int64_t h = head_begin; h < head_end;) {
+    // Heads sharing h's KV head, at most kMaxGroup per pass.
+    const int64_t group_end = (h / group + 1) * group;
+    int64_t n = (group_end < head_end ? group_end : head_end) - h;
+    n = n < kMaxGroup ? n : kMaxGroup;
+    switch (n) {
+      case 4:
+        AttendGroup<K, 4>(q_row, position, c, h, scores_all, out_row);
+        break;
+      case 3:
+        AttendGroup<K, 3>(q_row, position, c, h, scores_all, out_row);
+        break;
+      case 2:
+        AttendGroup<K, 2>(q_row, position, c, h, scores_all, out_row);
+        break;
+      default:
+        AttendGroup<K, 1>(q_row, position, c, h, scores_all, out_row);
+        break;
+    }
+    h += n;
+  }
+}
+
+}  // namespace
+
+bool Avx512AttentionTakes(int64_t head_dim) {
+  return head_dim % 16 == 0 && head_dim <= kMaxHeadDim;
+}
+
+void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
+                     const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                     int64_t head_end) {
+  const OpParams& p = cache.params;
+  if (p.kv_quant == KvQuant::kQ4) {
+    ref::Attention(q, rows, first_position, cache, scores, out, head_begin, head_end);
+    return;
+  }
+  const int64_t width = int64_t{p.n_heads} * p.head_dim;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* q_row = q + r * width;
+    float* out_row = out + r * width;
+    const int64_t position = first_position + r;
+    if (cache.type == DType::kF16) {
+      AttendHeadsOfRow<Kind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    } else if (cache.type == DType::kF32) {
+      AttendHeadsOfRow<Kind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    } else {
+      AttendHeadsOfRow<Kind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    }
+  }
+}
+
+}  // namespace staticlm::cpu::detail
+
+#endif
