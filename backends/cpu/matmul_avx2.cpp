@@ -153,7 +153,9 @@ struct QuantizedTiles {
     }
     alignas(32) float scales[O][B::kScales * kScaleChunk];
     const int64_t blocks = a.n_in / B::kElements;
+    const int64_t chunks = (blocks + kScaleChunk - 1) / kScaleChunk;
     for (int64_t b0 = 0; b0 < blocks; b0 += kScaleChunk) {
+      if constexpr (R == 1) tiles::PrefetchTileAhead<O>(a, b0 / kScaleChunk, chunks);
       const int count = static_cast<int>(blocks - b0 < kScaleChunk ? blocks - b0 : kScaleChunk);
       const uint8_t* chunk = a.w + b0 * B::kBytes;
       for (int o = 0; o < O; ++o) B::LoadScales(chunk + o * a.row_bytes, count, scales[o]);

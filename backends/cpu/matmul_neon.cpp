@@ -122,6 +122,7 @@ struct QuantizedTiles {
     }
     const int64_t blocks = a.n_in / 32;
     for (int64_t b = 0; b < blocks; ++b) {
+      if constexpr (R == 1) tiles::PrefetchTileAhead<O>(a, b, blocks);
       const float* x = a.x + b * 32;
       for (int o = 0; o < O; ++o) {
         float32x4_t w[8];
