@@ -10,6 +10,7 @@
 // activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles as they
 // are; vpmaddwd by ones then widens the pairs to int32.
 #include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/matmul_int8_drive.h"
 
 #if defined(__x86_64__)
 
@@ -202,12 +203,8 @@ STATICLM_AVX2 __m256 LowHalves(__m256i words) {
       _mm_packus_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1)));
 }
 
-struct Group {
-  const uint8_t* cols[kColumns];  // column c's weight row (tail lanes repeat the last column)
-  __m256i offsets;                // cols[c] − cols[0], for gathering the block scales
-  int count;                      // real columns
-  const uint8_t* prefetch;        // a later group's rows, contiguous
-  int64_t prefetch_lines;
+struct Group : int_drive::Columns<kColumns> {
+  __m256i offsets;  // offset_values as a vector
 };
 
 template <class B, int kBits, int R>
@@ -262,57 +259,27 @@ STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
   }
 }
 
-template <class B, int kBits, int R = 1>
-void RunRows(int rows, const Group& g, const QuantizedActivations& x, int64_t r0, float* y,
-             int64_t n_out) {
-  if constexpr (R == kMaxRows) {
-    RunTile<B, kBits, R>(g, x, r0, y, n_out);
-  } else {
-    if (rows == R) return RunTile<B, kBits, R>(g, x, r0, y, n_out);
-    RunRows<B, kBits, R + 1>(rows, g, x, r0, y, n_out);
-  }
-}
-
-template <class B, int kBits>
-STATICLM_AVX2_KERNEL void Drive(const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
-                                float* y, int64_t o_begin, int64_t o_end) {
-  const size_t row_bytes = static_cast<size_t>(x.n_in / kQuantBlock) * B::kBytes;
-  for (int64_t o0 = o_begin; o0 < o_end; o0 += kColumns) {
+// What int_drive (matmul_int8_drive.h) needs of this ISA.
+struct Avx2Isa {
+  static constexpr int kColumns = detail::kColumns;
+  static constexpr int kMaxRows = detail::kMaxRows;
+  static constexpr int kPrefetchGroups = detail::kPrefetchGroups;
+  using Group = detail::Group;
+  using Q4_0 = Q4_0Columns;
+  using Q4_1 = Q4_1Columns;
+  using Q8_0 = Q8_0Columns;
+  STATICLM_AVX2_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
-    g.count = static_cast<int>(o_end - o0 < kColumns ? o_end - o0 : kColumns);
-    alignas(32) int32_t offsets[kColumns];
-    for (int c = 0; c < kColumns; ++c) {
-      const int64_t column = o0 + (c < g.count ? c : g.count - 1);
-      g.cols[c] = w + static_cast<size_t>(column) * row_bytes;
-      offsets[c] = static_cast<int32_t>(g.cols[c] - g.cols[0]);
-    }
-    g.offsets = _mm256_load_si256(reinterpret_cast<const __m256i*>(offsets));
-    const int64_t ahead_begin = std::min(n_out, o0 + kColumns * kPrefetchGroups);
-    const int64_t ahead_end = std::min(n_out, ahead_begin + kColumns);
-    g.prefetch = w + static_cast<size_t>(ahead_begin) * row_bytes;
-    g.prefetch_lines = static_cast<int64_t>((ahead_end - ahead_begin) * row_bytes + 63) / 64;
-    for (int64_t r0 = 0; r0 < x.rows; r0 += kMaxRows) {
-      if (r0 > 0) g.prefetch_lines = 0;  // the first row tile has done it
-      RunRows<B, kBits>(static_cast<int>(x.rows - r0 < kMaxRows ? x.rows - r0 : kMaxRows), g, x, r0,
-                        y + r0 * n_out + o0, n_out);
-    }
+    static_cast<int_drive::Columns<kColumns>&>(g) = c;
+    g.offsets = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c.offset_values));
+    return g;
   }
-}
-
-template <int kBits>
-void DriveType(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x, float* y,
-               int64_t o_begin, int64_t o_end) {
-  switch (type) {
-    case DType::kQ4_0:
-      return Drive<Q4_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    case DType::kQ4_1:
-      return Drive<Q4_1Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    case DType::kQ8_0:
-      return Drive<Q8_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    default:
-      return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
+  template <class B, int kBits, int R>
+  static void RunTile(const Group& g, const QuantizedActivations& x, int64_t r0, float* y,
+                      int64_t n_out) {
+    detail::RunTile<B, kBits, R>(g, x, r0, y, n_out);
   }
-}
+};
 
 }  // namespace
 
@@ -336,11 +303,7 @@ STATICLM_AVX2_KERNEL void QuantizeInt16Avx2(const float* x, int64_t rows, int64_
 
 void MatMulIntRangeAvx2(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
                         float* y, int64_t o_begin, int64_t o_end) {
-  if (x.bits == 16) {
-    DriveType<16>(type, w, n_out, x, y, o_begin, o_end);
-  } else {
-    DriveType<8>(type, w, n_out, x, y, o_begin, o_end);
-  }
+  int_drive::MatMulIntRange<Avx2Isa>(type, w, n_out, x, y, o_begin, o_end);
 }
 
 }  // namespace staticlm::cpu::detail

@@ -14,6 +14,7 @@
 // prefetchers follow poorly; a sequential software prefetch of the group two ahead roughly
 // doubled single-thread decode throughput (bench/matmul_int8_bench.cpp).
 #include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/matmul_int8_drive.h"
 
 #if defined(__x86_64__)
 
@@ -133,13 +134,9 @@ STATICLM_VNNI __m512 LowHalves(__m512i words) {
   return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
 }
 
-struct Group {
-  const uint8_t* cols[kColumns];  // column c's weight row (tail lanes repeat the last column)
-  __m512i offsets;                // cols[c] − cols[0], for gathering the block scales
-  __mmask16 lanes;                // the lanes that are real columns
-  // Weights to pull into cache while this group computes: a later group's rows, contiguous.
-  const uint8_t* prefetch;
-  int64_t prefetch_lines;
+struct Group : int_drive::Columns<kColumns> {
+  __m512i offsets;  // offset_values as a vector
+  __mmask16 lanes;  // the lanes that are real columns
 };
 
 // Column c's integer dot with int8 activations q (32 values) in lane c: vpdpbusd of the
@@ -227,60 +224,28 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * n_out, g.lanes, acc[r]);
 }
 
-// RunTile for a tile of `rows` (1..kMaxRows) rows.
-template <class B, int kBits, int R = 1>
-void RunRows(int rows, const Group& g, const QuantizedActivations& x, int64_t r0, float* y,
-             int64_t n_out) {
-  if constexpr (R == kMaxRows) {
-    RunTile<B, kBits, R>(g, x, r0, y, n_out);
-  } else {
-    if (rows == R) return RunTile<B, kBits, R>(g, x, r0, y, n_out);
-    RunRows<B, kBits, R + 1>(rows, g, x, r0, y, n_out);
-  }
-}
-
-template <class B, int kBits>
-STATICLM_VNNI_KERNEL void Drive(const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
-                                float* y, int64_t o_begin, int64_t o_end) {
-  const size_t row_bytes = static_cast<size_t>(x.n_in / kQuantBlock) * B::kBytes;
-  for (int64_t o0 = o_begin; o0 < o_end; o0 += kColumns) {
-    const int count = static_cast<int>(o_end - o0 < kColumns ? o_end - o0 : kColumns);
+// What int_drive (matmul_int8_drive.h) needs of this ISA.
+struct VnniIsa {
+  static constexpr int kColumns = detail::kColumns;
+  static constexpr int kMaxRows = detail::kMaxRows;
+  static constexpr int kPrefetchGroups = detail::kPrefetchGroups;
+  using Group = detail::Group;
+  using Q4_0 = Q4_0Columns;
+  using Q4_1 = Q4_1Columns;
+  using Q8_0 = Q8_0Columns;
+  STATICLM_VNNI_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
-    alignas(64) int32_t offsets[kColumns];
-    for (int c = 0; c < kColumns; ++c) {
-      const int64_t column = o0 + (c < count ? c : count - 1);
-      g.cols[c] = w + static_cast<size_t>(column) * row_bytes;
-      offsets[c] = static_cast<int32_t>(g.cols[c] - g.cols[0]);
-    }
-    g.offsets = _mm512_load_si512(offsets);
-    g.lanes = static_cast<__mmask16>((1u << count) - 1u);
-    const int64_t ahead_begin = std::min(n_out, o0 + kColumns * kPrefetchGroups);
-    const int64_t ahead_end = std::min(n_out, ahead_begin + kColumns);
-    g.prefetch = w + static_cast<size_t>(ahead_begin) * row_bytes;
-    g.prefetch_lines = static_cast<int64_t>((ahead_end - ahead_begin) * row_bytes + 63) / 64;
-    for (int64_t r0 = 0; r0 < x.rows; r0 += kMaxRows) {
-      if (r0 > 0) g.prefetch_lines = 0;  // the first row tile has done it
-      float* out = y + r0 * n_out + o0;
-      RunRows<B, kBits>(static_cast<int>(x.rows - r0 < kMaxRows ? x.rows - r0 : kMaxRows), g, x, r0,
-                        out, n_out);
-    }
+    static_cast<int_drive::Columns<kColumns>&>(g) = c;
+    g.offsets = _mm512_loadu_si512(c.offset_values);
+    g.lanes = static_cast<__mmask16>((1u << c.count) - 1u);
+    return g;
   }
-}
-
-template <int kBits>
-void DriveType(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x, float* y,
-               int64_t o_begin, int64_t o_end) {
-  switch (type) {
-    case DType::kQ4_0:
-      return Drive<Q4_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    case DType::kQ4_1:
-      return Drive<Q4_1Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    case DType::kQ8_0:
-      return Drive<Q8_0Columns, kBits>(w, n_out, x, y, o_begin, o_end);
-    default:
-      return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
+  template <class B, int kBits, int R>
+  static void RunTile(const Group& g, const QuantizedActivations& x, int64_t r0, float* y,
+                      int64_t n_out) {
+    detail::RunTile<B, kBits, R>(g, x, r0, y, n_out);
   }
-}
+};
 
 }  // namespace
 
@@ -305,11 +270,7 @@ STATICLM_VNNI_KERNEL void QuantizeInt16Avx512(const float* x, int64_t rows, int6
 void MatMulIntRangeAvx512Vnni(DType type, const uint8_t* w, int64_t n_out,
                               const QuantizedActivations& x, float* y, int64_t o_begin,
                               int64_t o_end) {
-  if (x.bits == 16) {
-    DriveType<16>(type, w, n_out, x, y, o_begin, o_end);
-  } else {
-    DriveType<8>(type, w, n_out, x, y, o_begin, o_end);
-  }
+  int_drive::MatMulIntRange<VnniIsa>(type, w, n_out, x, y, o_begin, o_end);
 }
 
 }  // namespace staticlm::cpu::detail
