@@ -1,18 +1,20 @@
 #version 450
 // Causal attention over one layer's cache, flash-decoding style, for every cache policy
-// (kv_policy.glsl): the positions a query at position + r attends to — the sinks, then
-// begin … position + r — are numbered 0 … n − 1 and invocation (r, h, s) takes the s-th of
-// n_splits equal parts of them for query head h, writing a partial result (running max m,
-// sum l, unnormalised output o[head_dim]) that attention_combine merges. The parts follow the
-// step's position, so work stays balanced at any length. As backends/cpu/ref_attention.cpp:
-// the sinks are scored with the query rotated to its position inside the cache (RoPE table),
-// and a q8 cache (Hadamard-rotated rows) is read with the query rotated into its basis and
-// the output rotated back.
-// KV_TYPE 0 f32, 1 f16, 2 q8, 3 q4. b0 q (rows, n_heads · hd), b1 k cache, b2 v cache
+// (kv_policy.glsl): the positions the query of row r (at row_position(r) of sequence
+// row_sequence(r)) attends to — the sinks, then begin … its position — are numbered
+// 0 … n − 1 and invocation (r, h, s) takes the s-th of n_splits equal parts of them for query
+// head h, writing a partial result (running max m, sum l, unnormalised output o[head_dim])
+// that attention_combine merges. The parts follow the row's position, so work stays balanced
+// at any length. As backends/cpu/ref_attention.cpp: the sinks are scored with the query
+// rotated to its position inside the cache (the step's RoPE rows), and a q8 cache
+// (Hadamard-rotated rows) is read with the query rotated into its basis and the output
+// rotated back.
+// KV_TYPE 0 f32, 1 f16, 2 q8, 3 q4. Cache tensors hold max_batch sequences: their "kv_heads"
+// below is max_batch · kv_heads. b0 q (rows, n_heads · hd), b1 k cache, b2 v cache
 // (kv_heads, slots, hd), b3 partials; q8: b4 k scales, b5 v scales (kv_heads, slots); q4: b4
 // k params (kv_heads, slots / group, 2, hd), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v
-// ring (kv_heads, recent_slots, hd); Sink: b6 the RoPE table of (head_dim, base), (position,
-// hd / 2) × (cos, sin) (q4 has no Sink policy).
+// ring (kv_heads, recent_slots, hd); Sink: b6 the step's rows of the sinks' query rotation,
+// (rows, hd / 2) × (cos, sin) of (cache_position − position) · θ_i (q4 has no Sink policy).
 // Push constants: a n_heads, b kv_heads, c head_dim (≤ HD), d slots, e n_splits, f policy |
 // sinks << 2, g window, h kv_group (q4), i recent_slots (q4), fa scale, fb 1/√head_dim (q8).
 #include "common.glsl"
@@ -72,12 +74,12 @@ void main() {
   uint n_splits = pc.e, hd = pc.c;
   uint s = i % n_splits, h = (i / n_splits) % pc.a, r = i / (n_splits * pc.a);
   if (r >= active_rows()) return;
-  uint position = uint(step.position) + r;
+  uint position = row_position(r);
   Attended span = kv_attended(position);
   uint n = span.cache_position + 1u;  // attended positions: sinks, then begin … position
   uint len = (n + n_splits - 1u) / n_splits;
   uint t0 = min(n, s * len), t1 = min(n, t0 + len);
-  uint g = h / (pc.a / pc.b);
+  uint g = row_sequence(r) * pc.b + h / (pc.a / pc.b);  // KV head in the cache tensors
   float q[HD], qs[HD], o[HD];
   uint qi = pc.base0 + (r * pc.a + h) * hd;
   for (uint d = 0u; d < hd; ++d) {
@@ -85,15 +87,16 @@ void main() {
     o[d] = 0.0;
   }
   if (span.sink_end > 0u && t0 < span.sink_end) {
-    // Rotated by delta = cache_position − position ≤ 0: the table's angle at −delta, with the
-    // sine negated (the reference computes cos and sin of the negative angle in double).
-    uint back = position - span.cache_position;
+    // Rotated by delta = cache_position − position ≤ 0, as RotateQuery in
+    // backends/cpu/ref_kv_load.cpp (the host computed the row's cos and sin in double).
     uint pairs = hd / 2u;
     for (uint p = 0u; p < pairs; ++p) {
-      uint t = pc.base6 + (back * pairs + p) * 2u;
-      float c = uintBitsToFloat(b6[t]), sn = -uintBitsToFloat(b6[t + 1u]);
-      qs[2u * p] = q[2u * p] * c - q[2u * p + 1u] * sn;
-      qs[2u * p + 1u] = q[2u * p] * sn + q[2u * p + 1u] * c;
+      uint t = pc.base6 + (r * pairs + p) * 2u;
+      float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
+      precise float y0 = q[2u * p] * c - q[2u * p + 1u] * sn;
+      precise float y1 = q[2u * p] * sn + q[2u * p + 1u] * c;
+      qs[2u * p] = y0;
+      qs[2u * p + 1u] = y1;
     }
 #if KV_TYPE == 2
     hadamard(qs, hd);
@@ -102,13 +105,14 @@ void main() {
 #if KV_TYPE == 2
   hadamard(q, hd);
 #endif
+  uint step_end = row_step_end(r);
   float m = -1e30, l = 0.0;
   for (uint j = t0; j < t1; ++j) {
     bool sink = j < span.sink_end;
     uint t = sink ? j : span.begin + (j - span.sink_end);
     uint row = g * pc.d + kv_slot(t, pc.d);
     uint kv = row * hd;
-    at_position(t, row, uint(step.position) + active_rows());
+    at_position(t, row, step_end);
     float dot_qk = 0.0;
     if (sink) {
       for (uint d = 0u; d < hd; ++d) dot_qk += qs[d] * k_at(kv, d);

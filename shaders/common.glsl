@@ -12,10 +12,15 @@ layout(std430, set = 0, binding = 5) buffer Buffer5 { uint b5[]; };
 layout(std430, set = 0, binding = 6) buffer Buffer6 { uint b6[]; };
 layout(std430, set = 0, binding = 7) buffer Buffer7 { uint b7[]; };
 
-// Written by the host before each submit; one recording serves every chunk length.
+// Written by the host before each submit; one recording serves every chunk length. Rows of one
+// sequence are at position + r of `sequence`; when rows_are_sequences (a batched decode plan,
+// at most 64 rows), row r is sequence rows[r].x at position rows[r].y (kv_policy.glsl reads it).
 layout(std140, set = 0, binding = 8) uniform StepBlock {
   int n_tokens;
   int position;
+  int sequence;
+  int rows_are_sequences;
+  ivec4 rows[64];
 } step;
 
 // base0..base7: the word offset of each binding's tensor inside its bound range (descriptor

@@ -1,6 +1,22 @@
-// The cache policies of backends/kv_policy.h, line for line, for kv_store.comp and
-// attention_split.comp: which slot holds a position, and which positions a query attends to.
-// Push constants: f = policy | sinks << 2 (policy 0 Static, 1 SlidingWindow, 2 Sink), g window.
+// The cache policies of backends/kv_policy.h, line for line, for kv_store.comp,
+// attention_split.comp and kv_quantize_q4.comp: which slot holds a position, and which
+// positions a query attends to; and each row's position and sequence. Every cache tensor holds
+// max_batch sequences (its dim 0 is max_batch · kv_heads), so sequence s's KV head g is head
+// s · kv_heads + g of the tensor. Push constants: f = policy | sinks << 2 (policy 0 Static,
+// 1 SlidingWindow, 2 Sink), g window.
+
+// Row r of the step: its position and sequence (shaders/common.glsl's StepBlock), and where
+// its sequence's step ends (the q4 cache reads positions from there on from its rings).
+uint row_position(uint r) {
+  return step.rows_are_sequences != 0 ? uint(step.rows[r].y) : uint(step.position) + r;
+}
+uint row_sequence(uint r) {
+  return step.rows_are_sequences != 0 ? uint(step.rows[r].x) : uint(step.sequence);
+}
+uint row_step_end(uint r) {
+  return step.rows_are_sequences != 0 ? row_position(r) + 1u
+                                      : uint(step.position) + active_rows();
+}
 
 uint kv_policy() { return pc.f & 3u; }
 uint kv_sinks() { return pc.f >> 2; }

@@ -4,8 +4,9 @@
 // backends/cpu/ref_kv_store.cpp does — keys per channel over the group's tokens, values per
 // token over the head, code = round((x − min) / scale) in 0 … 15, scale = (max − min) / 15.
 // Codes are nibbles (element 2i the low one of byte i), eight a word, so head_dim % 8 == 0.
-// Invocation (j, g, w): the step's j-th completed group (j < e), KV head g; w < hd / 8: the
-// key channels 8w … 8w + 7; else the value row of the group's token w − hd / 8.
+// Invocation (j, g, w): the step's j-th completed group (j < e; a batched step: row j's), KV
+// head g of the row's sequence (kv_policy.glsl); w < hd / 8: the key channels 8w … 8w + 7;
+// else the value row of the group's token w − hd / 8.
 // b2 k cache, b3 v cache (kv_heads, slots, hd), b4 k params (kv_heads, slots / group, 2, hd:
 // scales, then mins), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v ring (kv_heads,
 // recent_slots, hd). Push constants: a kv_heads, b head_dim, c slots, e groups a step can
@@ -27,9 +28,17 @@ void main() {
   uint hd = pc.b, group = pc.h, words = hd / 8u, per_head = words + group;
   uint j = i / (pc.a * per_head), g = (i / per_head) % pc.a, w = i % per_head;
   if (j >= pc.e) return;
-  uint step_end = uint(step.position) + active_rows();
-  uint first = (uint(step.position) / group + j) * group;
-  if (first + group > step_end) return;  // not completed by this step
+  uint first = 0u;
+  if (step.rows_are_sequences != 0) {
+    // A batched step (pc.e = its rows): row j's token may complete a group of its sequence.
+    if (j >= active_rows() || (row_position(j) + 1u) % group != 0u) return;
+    first = row_position(j) + 1u - group;
+  } else {
+    uint step_end = uint(step.position) + active_rows();
+    first = (uint(step.position) / group + j) * group;
+    if (first + group > step_end) return;  // not completed by this step
+  }
+  g += (step.rows_are_sequences != 0 ? row_sequence(j) : uint(step.sequence)) * pc.a;
   uint slot0 = kv_slot(first, pc.c);     // a multiple of group: the group's slots follow it
   if (w < words) {
     float lo[8], hi[8];

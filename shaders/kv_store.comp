@@ -1,12 +1,14 @@
 #version 450
-// Writes k and v (rows, kv_heads · head_dim), row r at position step.position + r, into a
-// layer's caches (kv_heads, slots, head_dim) at the slot its policy gives (kv_policy.glsl), as
-// backends/cpu/ref_kv_store.cpp does. KV_TYPE 0 f32, 1 f16 (halves two a word), 2 q8, 3 q4.
+// Writes k and v (rows, kv_heads · head_dim), row r at its position and into its sequence's
+// part (kv_policy.glsl: row_position, row_sequence), into a layer's caches (max_batch ·
+// kv_heads, slots, head_dim) at the slot its policy gives, as backends/cpu/ref_kv_store.cpp
+// does. KV_TYPE 0 f32, 1 f16 (halves two a word), 2 q8, 3 q4.
 //   f32/f16/q4: an invocation per pair of elements (q4: into the full-precision rings b6, b7
 //       (kv_heads, recent_slots, head_dim); kv_quantize_q4.comp packs completed groups).
 //   q8: an invocation per (row, head, k or v): the head's row Hadamard-rotated, then int8
 //       (four a word) with scale max|x| / 127 into the side tensors.
-// b0 k, b1 v, b2 k cache, b3 v cache, b4 k scales, b5 v scales (q8; (kv_heads, slots)).
+// b0 k, b1 v, b2 k cache, b3 v cache, b4 k scales, b5 v scales (q8; (max_batch · kv_heads,
+// slots)).
 // Push constants: a kv_heads, b head_dim, c slots, f policy | sinks << 2, g window,
 // i recent_slots (q4), fb 1/√head_dim (q8).
 #include "common.glsl"
@@ -53,7 +55,7 @@ void main() {
   uint i = gl_GlobalInvocationID.x;
   uint r = i / (2u * pc.a), g = (i / 2u) % pc.a;
   if (r >= active_rows()) return;
-  uint row = g * pc.c + kv_slot(uint(step.position) + r, pc.c);
+  uint row = (row_sequence(r) * pc.a + g) * pc.c + kv_slot(row_position(r), pc.c);
   store_q8(r, g, (i & 1u) != 0u, row);
 }
 
@@ -66,24 +68,25 @@ void main() {
   uint r = i / per_row;
   if (r >= active_rows()) return;
   uint g = (i % per_row) / pairs, p = i % pairs;
-  uint position = uint(step.position) + r;
+  uint position = row_position(r);
+  uint head = row_sequence(r) * pc.a + g;  // in the cache tensors
   uint src = r * pc.a * pc.b + g * pc.b + 2u * p;
   vec2 k = vec2(uintBitsToFloat(b0[pc.base0 + src]), uintBitsToFloat(b0[pc.base0 + src + 1u]));
   vec2 v = vec2(uintBitsToFloat(b1[pc.base1 + src]), uintBitsToFloat(b1[pc.base1 + src + 1u]));
 #if KV_TYPE == 3
   // q4: into the full-precision rings, slot position mod recent_slots; kv_quantize_q4 then
   // packs the groups this step completes.
-  uint ring = (g * pc.i + position % pc.i) * pc.b + 2u * p;
+  uint ring = (head * pc.i + position % pc.i) * pc.b + 2u * p;
   b6[pc.base6 + ring] = floatBitsToUint(k.x);
   b6[pc.base6 + ring + 1u] = floatBitsToUint(k.y);
   b7[pc.base7 + ring] = floatBitsToUint(v.x);
   b7[pc.base7 + ring + 1u] = floatBitsToUint(v.y);
 #elif KV_TYPE == 1
-  uint dst = (g * pc.c + kv_slot(position, pc.c)) * pc.b + 2u * p;
+  uint dst = (head * pc.c + kv_slot(position, pc.c)) * pc.b + 2u * p;
   b2[pc.base2 + dst / 2u] = packHalf2x16(k);
   b3[pc.base3 + dst / 2u] = packHalf2x16(v);
 #else
-  uint dst = (g * pc.c + kv_slot(position, pc.c)) * pc.b + 2u * p;
+  uint dst = (head * pc.c + kv_slot(position, pc.c)) * pc.b + 2u * p;
   b2[pc.base2 + dst] = floatBitsToUint(k.x);
   b2[pc.base2 + dst + 1u] = floatBitsToUint(k.y);
   b3[pc.base3 + dst] = floatBitsToUint(v.x);

@@ -64,6 +64,9 @@ foreach(kv f32=0 f16=1 q8=2 q4=3)
   endforeach()
 endforeach()
 add_shader_variant(attention_combine attention_combine.comp)
+# Sampling on the device (backends/vulkan/vk_sampling.cpp): greedy argmax and top-k.
+add_shader_variant(sample_argmax sample_argmax.comp)
+add_shader_variant(sample_topk sample_topk.comp)
 
 set(spv_files "")
 foreach(n ${spirv_names})

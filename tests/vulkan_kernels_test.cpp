@@ -1,7 +1,9 @@
 // Every Vulkan kernel against the CPU reference kernels (the oracle), one op per plan, on
 // random inputs of awkward sizes, with both matmul styles (column per invocation and the
 // subgroup-reduced GPU form) and with the Khronos validation layer on: any validation message
-// fails the test. Skips when this build or machine has no Vulkan device.
+// fails the test. Ring caches are driven to positions far past max_context (there is no RoPE
+// table: each step's angles are the rows'), and batched plans (a sequence per row, each at its
+// own position) run every cache policy. Skips when this build or machine has no Vulkan device.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -246,6 +248,10 @@ struct CacheCase {
   CachePolicy policy = CachePolicy::kStatic;
   int32_t window = 0, sinks = 0, hd = 64, chunk = 9, max_context = 304;
   int32_t group = 8;  // q4's kv_group
+  // Sequences the cache holds; rows_are_sequences: a batched plan (chunk = batch, a row per
+  // sequence), else steps go to StepParams::sequence's part.
+  int32_t batch = 1;
+  bool rows_are_sequences = false;
   std::vector<StepParams> steps;
 };
 
@@ -284,33 +290,39 @@ void ExpectQ4CodesClose(const PlanHarness& h, const RunResult& cpu, const RunRes
 }
 
 void RunCacheCase(const CacheCase& cc) {
-  const int32_t chunk = cc.chunk, heads = 6, kv_heads = 2, hd = cc.hd;
+  const int32_t chunk = cc.rows_are_sequences ? cc.batch : cc.chunk, heads = 6, kv_heads = 2;
+  const int32_t hd = cc.hd, per_sequence = cc.rows_are_sequences ? 1 : chunk;
   const bool q8 = cc.quant == KvQuant::kQ8, q4 = cc.quant == KvQuant::kQ4;
-  int32_t slots = cc.policy == CachePolicy::kStatic ? cc.max_context : cc.window + chunk - 1;
+  int32_t slots = cc.policy == CachePolicy::kStatic ? cc.max_context : cc.window + per_sequence - 1;
   if (q4) slots = (slots + cc.group - 1) / cc.group * cc.group;  // whole groups
-  const int32_t recent = cc.group + chunk - 1;
+  const int32_t recent = cc.group + per_sequence - 1;
+  const int32_t cache_heads = cc.batch * kv_heads;  // every sequence's part
+  const int32_t score_rows = cc.rows_are_sequences ? cc.batch * heads : heads;
   PlanHarness h(chunk, cc.max_context);
   h.plan.limits.window = cc.window;
   h.plan.limits.sinks = cc.sinks;
+  h.plan.limits.max_batch = cc.batch;
+  h.plan.limits.rows_are_sequences = cc.rows_are_sequences;
   const DType type = q8 ? kDTypeI8 : (q4 ? kDTypeKvQ4 : cc.kv);
   h.plan.limits.kv_dtype = type;
   uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "q");
   uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "k");
   uint32_t v = h.Tensor(BufferId::kArena, DType::kF32, {chunk, kv_heads * hd}, "v");
-  uint32_t kc = h.Tensor(BufferId::kKvCache, type, {kv_heads, slots, hd}, "k cache");
-  uint32_t vc = h.Tensor(BufferId::kKvCache, type, {kv_heads, slots, hd}, "v cache");
+  uint32_t kc = h.Tensor(BufferId::kKvCache, type, {cache_heads, slots, hd}, "k cache");
+  uint32_t vc = h.Tensor(BufferId::kKvCache, type, {cache_heads, slots, hd}, "v cache");
   uint32_t ks = 0, vs = 0, kr = 0, vr = 0;
   if (q8) {
-    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots}, "k scales");
-    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots}, "v scales");
+    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, slots}, "k scales");
+    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, slots}, "v scales");
   }
   if (q4) {
-    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots / cc.group, 2, hd}, "k params");
-    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, slots, 2}, "v params");
-    kr = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, recent, hd}, "k recent");
-    vr = h.Tensor(BufferId::kKvCache, DType::kF32, {kv_heads, recent, hd}, "v recent");
+    ks = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, slots / cc.group, 2, hd},
+                  "k params");
+    vs = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, slots, 2}, "v params");
+    kr = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, recent, hd}, "k recent");
+    vr = h.Tensor(BufferId::kKvCache, DType::kF32, {cache_heads, recent, hd}, "v recent");
   }
-  uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {heads, slots}, "scores");
+  uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {score_rows, slots}, "scores");
   uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "o");
   OpParams p;
   p.n_heads = heads;
@@ -323,6 +335,11 @@ void RunCacheCase(const CacheCase& cc) {
   p.kv_quant = cc.quant;
   p.window = cc.window;
   p.sinks = cc.sinks;
+  OpParams rope;
+  rope.head_dim = hd;
+  rope.rope_base = p.rope_base;
+  h.AddOp(OpKind::kRope, {}, {q}, rope);
+  h.AddOp(OpKind::kRope, {}, {k}, rope);
   if (q4) {
     p.kv_group = cc.group;
     p.recent_slots = recent;
@@ -345,11 +362,17 @@ void RunCacheCase(const CacheCase& cc) {
   RUN_OR_SKIP(r, h, cc.steps);
   ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
   for (size_t i = 0; i < cc.steps.size(); ++i) {
+    const StepParams& step = cc.steps[i];
     SCOPED_TRACE("step " + std::to_string(i) + " at position " +
-                 std::to_string(cc.steps[i].position));
+                 std::to_string(step.row_positions ? step.row_positions[0] : step.position));
     RunResult cpu_step, gpu_step;
     cpu_step.bytes[int(BufferId::kArena)] = r.cpu.arena_after_step[i];
     gpu_step.bytes[int(BufferId::kArena)] = r.gpu.arena_after_step[i];
+    // The rotation is the CPU's bit for bit (angles in double on the host, no FMA).
+    ExpectClose(Values(h, cpu_step, q, step.n_tokens), Values(h, gpu_step, q, step.n_tokens), 0.0f,
+                "rotated q");
+    ExpectClose(Values(h, cpu_step, k, step.n_tokens), Values(h, gpu_step, k, step.n_tokens), 0.0f,
+                "rotated k");
     ExpectClose(Values(h, cpu_step, o, cc.steps[i].n_tokens),
                 Values(h, gpu_step, o, cc.steps[i].n_tokens), q4 ? 1e-3f : (q8 ? 1e-4f : 2e-5f),
                 "attention");
@@ -442,6 +465,141 @@ TEST(VulkanKernelsTest, Q4Cache) {
                      : RingSteps();
       RunCacheCase(cc);
     }
+  }
+}
+
+// The ring steps moved to `base`: positions far past max_context (304), where a RoPE table of
+// max_context rows would have ended.
+std::vector<StepParams> FarRingSteps(int32_t base) {
+  std::vector<StepParams> steps = RingSteps();
+  for (StepParams& s : steps) s.position += base;
+  return steps;
+}
+
+TEST(VulkanKernelsTest, RingCachesPastMaxContext) {
+  for (int32_t base : {1000000, 2147480000}) {
+    for (CachePolicy policy : {CachePolicy::kSlidingWindow, CachePolicy::kSink}) {
+      SCOPED_TRACE(std::string(CachePolicyName(policy)) + " from " + std::to_string(base));
+      CacheCase cc;
+      cc.policy = policy;
+      cc.window = 14;
+      cc.sinks = policy == CachePolicy::kSink ? 3 : 0;
+      cc.steps = FarRingSteps(base);
+      RunCacheCase(cc);
+    }
+  }
+  CacheCase q8;
+  q8.quant = KvQuant::kQ8;
+  q8.policy = CachePolicy::kSink;
+  q8.window = 14;
+  q8.sinks = 2;
+  q8.steps = FarRingSteps(1000000);
+  RunCacheCase(q8);
+  CacheCase q4;
+  q4.quant = KvQuant::kQ4;
+  q4.policy = CachePolicy::kSlidingWindow;
+  q4.window = 15;
+  q4.steps = FarRingSteps(1000000);
+  RunCacheCase(q4);
+}
+
+// A batched plan's steps: four sequences, each decoding one token a step at its own position
+// (sequence 2 far past max_context when the cache is a ring), in an order that changes every
+// step; sequence 3 joins at step 4 and sequence 1 leaves after step 20. The row arrays live in
+// `storage`, reserved so that the steps' pointers stay valid.
+std::vector<StepParams> BatchedSteps(bool ring, std::vector<int32_t>* storage) {
+  const int kSteps = 30, kBatch = 4;
+  storage->clear();
+  storage->reserve(size_t(kSteps * kBatch * 2));
+  int32_t next[kBatch] = {0, 5, ring ? 1000000 : 40, 17};
+  std::vector<StepParams> steps;
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<int32_t> seqs;
+    for (int k = 0; k < kBatch; ++k) {
+      int s = (k + step) % kBatch;
+      if (step % 3 == 1) s = kBatch - 1 - s;
+      if ((s == 3 && step < 4) || (s == 1 && step > 20)) continue;
+      seqs.push_back(s);
+    }
+    StepParams p;
+    p.n_tokens = int32_t(seqs.size());
+    p.row_sequences = storage->data() + storage->size();
+    storage->insert(storage->end(), seqs.begin(), seqs.end());
+    p.row_positions = storage->data() + storage->size();
+    for (int32_t s : seqs) storage->push_back(next[s]++);
+    steps.push_back(p);
+  }
+  return steps;
+}
+
+// Every policy and KV type with a batched plan: each row's RoPE angles, cache part and position.
+TEST(VulkanKernelsTest, BatchedRowsEveryPolicy) {
+  struct Mode {
+    CachePolicy policy;
+    KvQuant quant;
+    DType kv;
+  };
+  const Mode modes[] = {{CachePolicy::kStatic, KvQuant::kNone, DType::kF16},
+                        {CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF32},
+                        {CachePolicy::kSink, KvQuant::kNone, DType::kF16},
+                        {CachePolicy::kSink, KvQuant::kQ8, DType::kF16},
+                        {CachePolicy::kStatic, KvQuant::kQ4, DType::kF16},
+                        {CachePolicy::kSlidingWindow, KvQuant::kQ4, DType::kF16}};
+  for (const Mode& m : modes) {
+    SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " + std::to_string(int(m.quant)));
+    std::vector<int32_t> storage;
+    CacheCase cc;
+    cc.kv = m.kv;
+    cc.quant = m.quant;
+    cc.policy = m.policy;
+    cc.window = m.policy == CachePolicy::kStatic ? 0 : 13;
+    cc.sinks = m.policy == CachePolicy::kSink ? 3 : 0;
+    cc.batch = 4;
+    cc.rows_are_sequences = true;
+    cc.steps = BatchedSteps(m.policy != CachePolicy::kStatic, &storage);
+    RunCacheCase(cc);
+  }
+}
+
+// A plan of one sequence's rows over a cache of four sequences (the engine's prefill plan when
+// max_batch > 1): each step writes and reads only StepParams::sequence's part.
+TEST(VulkanKernelsTest, OneSequenceStepsIntoItsPart) {
+  for (KvQuant quant : {KvQuant::kNone, KvQuant::kQ8, KvQuant::kQ4}) {
+    SCOPED_TRACE(int(quant));
+    CacheCase cc;
+    cc.quant = quant;
+    cc.policy = CachePolicy::kSlidingWindow;
+    cc.window = 15;
+    cc.batch = 4;
+    cc.steps = {{7, 0, 2},  {9, 0, 0},  {9, 7, 2},  {1, 9, 0}, {8, 16, 2},
+                {9, 10, 0}, {3, 24, 2}, {5, 19, 0}, {7, 0, 3}, {1, 27, 2}};
+    RunCacheCase(cc);
+  }
+}
+
+// Bad steps fail with a status on the device as on the CPU: a sequence twice, an id outside
+// the batch, a missing row array.
+TEST(VulkanKernelsTest, BadBatchedStepsFail) {
+  const int32_t seqs[2] = {1, 1}, far[2] = {0, 4}, positions[2] = {3, 4};
+  for (StepParams bad : {StepParams{2, 0, 0, seqs, positions}, StepParams{2, 0, 0, far, positions},
+                         StepParams{2, 0, 0, nullptr, positions}}) {
+    PlanHarness h(4, 64);
+    h.plan.limits.max_batch = 4;
+    h.plan.limits.rows_are_sequences = true;
+    uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {4, 64}, "x");
+    OpParams rope;
+    rope.head_dim = 64;
+    rope.rope_base = 10000.0f;
+    h.AddOp(OpKind::kRope, {}, {x}, rope);
+    h.Allocate();
+    vulkan::VulkanTestOptions test;
+    test.validation = true;
+    vulkan::VulkanBackend vk(BackendOptions{}, test);
+    RunResult r = RunPlan(vk, h, {bad});
+    if (!r.status.ok() && std::strstr(r.status.message(), "no Vulkan") != nullptr) {
+      GTEST_SKIP() << "no Vulkan device";
+    }
+    EXPECT_EQ(r.status.code(), StatusCode::kInvalidArgument) << r.status.message();
   }
 }
 

@@ -1,10 +1,11 @@
-// After Prepare, the Vulkan backend's steps create no Vulkan object, allocate no device memory,
-// write no descriptor and make no heap allocation in staticlm's code: the backend's wrappers
-// count the first three, platform/alloc_counter the heap. The plan holds every op kind and
-// every fused matmul form. Host allocations the driver makes through our VkAllocationCallbacks
-// are reported separately; lavapipe also mallocs inside vkQueueSubmit on its own (the process
-// counter sees those), so a heap event is accepted only when the first one is inside the
-// driver, and the test says so.
+// After Prepare, the Vulkan backend's steps (each followed by a sample on the device and a
+// logits fetch) create no Vulkan object, allocate no device memory, write no descriptor and
+// make no heap allocation in staticlm's code: the backend's wrappers count the first three,
+// platform/alloc_counter the heap. The plan holds every op kind and every fused matmul form.
+// Host allocations the driver makes through our VkAllocationCallbacks are reported
+// separately; lavapipe also mallocs inside vkQueueSubmit on its own (the process counter sees
+// those), so a heap event is accepted only when the first one is inside the driver, and the
+// test says so.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -109,23 +110,34 @@ StepCounts CountSteps(bool validation) {
   PlanHarness h = EveryOpPlan();
   vulkan::VulkanTestOptions test;
   test.validation = validation;
-  vulkan::VulkanBackend vk(BackendOptions{}, test);
+  // Logits left on the device, then fetched or sampled there (greedy and top-k) every step.
+  BackendOptions options;
+  options.logits_on_request = true;
+  vulkan::VulkanBackend vk(options, test);
   const Plan* plans[1] = {&h.plan};
   Status s = vk.Prepare(plans, 1, h.Binding());
   if (!s.ok() && std::strstr(s.message(), "no Vulkan") != nullptr) {
     c.skipped = true;
     return c;
   }
+  DeviceSampling top_k;
+  top_k.top_k = 8;
+  top_k.uniform = 0.25;
+  int32_t token = -1;
   EXPECT_TRUE(s.ok()) << s.message();
   if (!s.ok()) return c;
   int32_t ids[4] = {3, 7, 11, 49};
   std::memcpy(h.Data(h.plan.tokens_tensor), ids, sizeof(ids));
   EXPECT_TRUE(vk.Execute(0, {4, 0}).ok());  // the first submit may set things up in the driver
+  EXPECT_TRUE(vk.SampleOnDevice(0, 0, DeviceSampling{}, &token).ok());
+  EXPECT_TRUE(vk.SampleOnDevice(0, 0, top_k, &token).ok());
   c.before = vulkan::Snapshot(vk.counters());
   if (counter::Available()) counter::Start();
   for (int32_t position = 4; position < 40; ++position) {
     Status step = vk.Execute(0, {position % 3 + 1, position});
     EXPECT_TRUE(step.ok()) << step.message();
+    EXPECT_TRUE(vk.SampleOnDevice(0, 0, position % 2 ? top_k : DeviceSampling{}, &token).ok());
+    EXPECT_TRUE(vk.FetchLogits(0, 0, 1).ok());
   }
   if (counter::Available()) counter::Stop();
   c.after = vulkan::Snapshot(vk.counters());

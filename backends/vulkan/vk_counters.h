@@ -7,7 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include <vulkan/vulkan.h>
+#include "backends/vulkan/vk_api.h"
 
 namespace staticlm::vulkan {
 

@@ -62,10 +62,14 @@ DeviceContext::~DeviceContext() {
         vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
     if (destroy != nullptr) destroy(instance_, messenger_, &allocator_);
   }
-  if (instance_ != VK_NULL_HANDLE) vkDestroyInstance(instance_, &allocator_);
+  // Null only when the loader lacked it (LoadInstanceCommands failed): the instance leaks.
+  if (instance_ != VK_NULL_HANDLE && vkDestroyInstance != nullptr) {
+    vkDestroyInstance(instance_, &allocator_);
+  }
 }
 
 Status DeviceContext::Init(const DeviceOptions& options) {
+  STATICLM_RETURN_IF_ERROR(LoadVulkan());
   STATICLM_RETURN_IF_ERROR(CreateInstance(options.validation));
   STATICLM_RETURN_IF_ERROR(PickDevice(options.index));
   return CreateLogicalDevice();
@@ -113,6 +117,7 @@ Status DeviceContext::CreateInstance(bool validation) {
     instance_ = VK_NULL_HANDLE;
     return InstanceError(r);
   }
+  STATICLM_RETURN_IF_ERROR(LoadInstanceCommands(instance_));
   if (validation_on_) {
     messenger.pNext = nullptr;  // the features belonged to the instance
     auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
@@ -145,6 +150,11 @@ Status DeviceContext::PickDevice(int index) {
   VkPhysicalDeviceMaintenance3Properties m3{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   subgroup.pNext = &m3;
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  // Chained only when offered: a device may reject a structure of an extension it lacks.
+  bool offers_host_import = DeviceHasExtension(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  if (offers_host_import) m3.pNext = &host;
   vkGetPhysicalDeviceProperties2(physical_, &props);
   const VkPhysicalDeviceProperties& p = props.properties;
   if (p.apiVersion < VK_API_VERSION_1_1) {
@@ -166,6 +176,8 @@ Status DeviceContext::PickDevice(int index) {
       (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
       (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
       subgroup.subgroupSize >= 4 && subgroup.subgroupSize <= 64;
+  info_.host_import = offers_host_import && host.minImportedHostPointerAlignment > 0;
+  info_.host_import_align = info_.host_import ? host.minImportedHostPointerAlignment : 0;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   return Status::Ok();
 }
@@ -196,6 +208,12 @@ Status DeviceContext::CreateLogicalDevice() {
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
+  // Lets the weights be used in place from the model's mapping instead of copied (vk_memory.h).
+  const char* extensions[] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+  if (info_.host_import) {
+    ci.enabledExtensionCount = 1;
+    ci.ppEnabledExtensionNames = extensions;
+  }
   counters_.object_creations.fetch_add(1);
   VkResult r = vkCreateDevice(physical_, &ci, &allocator_, &device_);
   if (r != VK_SUCCESS) {
@@ -203,13 +221,35 @@ Status DeviceContext::CreateLogicalDevice() {
     return Status::Error(StatusCode::kUnsupported, "vkCreateDevice failed on '%s' (VkResult %d)",
                          info_.name, static_cast<int>(r));
   }
+  STATICLM_RETURN_IF_ERROR(LoadDeviceCommands(device_));
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  if (info_.host_import) {
+    host_pointer_properties_ = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+        vkGetDeviceProcAddr(device_, "vkGetMemoryHostPointerPropertiesEXT"));
+    info_.host_import = host_pointer_properties_ != nullptr;
+  }
   return Status::Ok();
+}
+
+bool DeviceContext::DeviceHasExtension(const char* name) const {
+  auto enumerate = reinterpret_cast<PFN_vkEnumerateDeviceExtensionProperties>(
+      vkGetInstanceProcAddr(instance_, "vkEnumerateDeviceExtensionProperties"));
+  uint32_t n = 0;
+  if (enumerate == nullptr || enumerate(physical_, nullptr, &n, nullptr) != VK_SUCCESS) {
+    return false;
+  }
+  std::vector<VkExtensionProperties> extensions(n);
+  if (enumerate(physical_, nullptr, &n, extensions.data()) != VK_SUCCESS) return false;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (std::strcmp(extensions[i].extensionName, name) == 0) return true;
+  }
+  return false;
 }
 
 Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices) {
   *n_devices = 0;
   if (capacity > 0) out[0] = '\0';
+  STATICLM_RETURN_IF_ERROR(LoadVulkan());
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.apiVersion = VK_API_VERSION_1_1;
   VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
@@ -217,6 +257,11 @@ Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices) {
   VkInstance instance = VK_NULL_HANDLE;
   VkResult r = vkCreateInstance(&ci, nullptr, &instance);
   if (r != VK_SUCCESS) return InstanceError(r);
+  Status loaded = LoadInstanceCommands(instance);
+  if (!loaded.ok()) {
+    if (vkDestroyInstance != nullptr) vkDestroyInstance(instance, nullptr);
+    return loaded;
+  }
   uint32_t n = 0;
   vkEnumeratePhysicalDevices(instance, &n, nullptr);
   std::vector<VkPhysicalDevice> devices(n);

@@ -7,8 +7,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include <vulkan/vulkan.h>
-
+#include "backends/vulkan/vk_api.h"
 #include "backends/vulkan/vk_counters.h"
 #include "platform/status.h"
 
@@ -32,6 +31,9 @@ struct DeviceInfo {
   uint32_t max_group_count_x = 65535;  // maxComputeWorkGroupCount[0]
   uint32_t subgroup_size = 1;
   bool subgroup_arithmetic = false;  // compute shaders may use subgroupAdd
+  // VK_EXT_external_memory_host is enabled: buffers may use host memory imported in place.
+  bool host_import = false;
+  uint64_t host_import_align = 0;  // minImportedHostPointerAlignment (pointer and size)
 };
 
 class DeviceContext {
@@ -55,11 +57,16 @@ class DeviceContext {
   // Messages the validation layer sent (0 when validation is off).
   uint64_t validation_messages() const { return validation_messages_.load(); }
   bool validation_enabled() const { return validation_on_; }
+  // vkGetMemoryHostPointerPropertiesEXT; non-null exactly when info().host_import.
+  PFN_vkGetMemoryHostPointerPropertiesEXT host_pointer_properties() const {
+    return host_pointer_properties_;
+  }
 
  private:
   Status CreateInstance(bool validation);
   Status PickDevice(int index);
   Status CreateLogicalDevice();
+  bool DeviceHasExtension(const char* name) const;
 
   VkCounters counters_;
   VkAllocationCallbacks allocator_ = MakeCountingAllocator(&counters_);
@@ -71,6 +78,7 @@ class DeviceContext {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  PFN_vkGetMemoryHostPointerPropertiesEXT host_pointer_properties_ = nullptr;
   DeviceInfo info_;
   VkPhysicalDeviceMemoryProperties memory_{};
 };

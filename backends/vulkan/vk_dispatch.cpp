@@ -38,7 +38,7 @@ uint32_t CeilDiv(uint64_t a, uint64_t b) {
 
 struct Translator {
   const Plan& plan;
-  const RopeTables& tables;
+  const RopeRows& rope;
   const DispatchOptions& options;
   std::vector<Dispatch>* out;
   uint64_t* scratch_bytes;
@@ -239,24 +239,22 @@ struct Translator {
     std::memcpy(pack.bind, ring_store.bind, sizeof(pack.bind));
     pack.pc = ring_store.pc;
     uint64_t group = static_cast<uint64_t>(p.kv_group);
-    uint64_t groups = (rows + group - 1) / group;
+    // A batched step's row can complete a group of its own sequence: one per row.
+    uint64_t groups = plan.limits.rows_are_sequences ? rows : (rows + group - 1) / group;
     pack.pc.e = static_cast<uint32_t>(groups);
     uint64_t per_head = static_cast<uint64_t>(p.head_dim) / 8 + group;
     return Groups(pack, CeilDiv(groups * p.n_kv_heads * per_head, kGroup), 1, op);
   }
 
-  // The RoPE table a Sink cache's attention rotates its query with.
-  Status SinkTable(const Op& op, Region* out) const {
-    const OpParams& p = op.params;
-    for (const RopeTables::Entry& e : tables.entries) {
-      if (e.head_dim == p.head_dim && e.base == p.rope_base) {
-        uint64_t bytes = static_cast<uint64_t>(tables.positions) * p.head_dim * sizeof(float);
-        *out = Region{Slot::kRopeTable, e.offset, bytes, "rope table"};
-        return Status::Ok();
-      }
+  // The RoPE rows of `op` (a rope op, or the query rotation of a Sink cache's attention).
+  Status RopeRegion(const Op& op, Region* out) const {
+    const RopeRows::Entry* e = rope.Find(op);
+    if (e == nullptr || op.params.head_dim % 2 != 0) {
+      return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE rows for %s (head size %d)",
+                           T(op.outputs[0]).name, op.params.head_dim);
     }
-    return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE table for the sinks of %s",
-                         T(op.outputs[0]).name);
+    *out = Region{Slot::kRopeRows, e->offset, rope.EntryBytes(*e), "rope rows"};
+    return Status::Ok();
   }
 
   Status Attention(const Op& op) {
@@ -272,7 +270,7 @@ struct Translator {
     uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
     *scratch_bytes = std::max(*scratch_bytes, scratch);
     Region table;
-    if (p.cache_policy == CachePolicy::kSink) STATICLM_RETURN_IF_ERROR(SinkTable(op, &table));
+    if (p.cache_policy == CachePolicy::kSink) STATICLM_RETURN_IF_ERROR(RopeRegion(op, &table));
     char shader[40];
     std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d", type,
                   p.head_dim <= 64 ? 64 : 128);
@@ -310,19 +308,12 @@ struct Translator {
 
   Status Rope(const Op& op) {
     const OpParams& p = op.params;
-    const RopeTables::Entry* entry = nullptr;
-    for (const RopeTables::Entry& e : tables.entries) {
-      if (e.head_dim == p.head_dim && e.base == p.rope_base) entry = &e;
-    }
-    if (entry == nullptr || p.head_dim % 2 != 0) {
-      return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE table for head size %d",
-                           p.head_dim);
-    }
+    Region rows;
+    STATICLM_RETURN_IF_ERROR(RopeRegion(op, &rows));
     const TensorRegion& x = T(op.outputs[0]);
     Dispatch& d = Add("rope");
     d.bind[0] = R(op.outputs[0]);
-    uint64_t table_bytes = static_cast<uint64_t>(tables.positions) * p.head_dim * sizeof(float);
-    d.bind[1] = Region{Slot::kRopeTable, entry->offset, table_bytes, "rope table"};
+    d.bind[1] = rows;
     d.pc.rows = StepRows(op, x);
     d.pc.a = static_cast<uint32_t>(x.shape[1] / p.head_dim);
     d.pc.b = static_cast<uint32_t>(p.head_dim);
@@ -381,42 +372,15 @@ struct Translator {
 
 }  // namespace
 
-void AddRopeTables(const Plan& plan, RopeTables* tables) {
-  tables->positions = std::max(tables->positions, plan.limits.max_context);
-  for (const Op& op : plan.ops) {
-    // Rope ops, and the attention over a Sink cache (it rotates its query for the sinks).
-    bool sink = op.kind == OpKind::kAttention && op.params.cache_policy == CachePolicy::kSink;
-    if (op.kind != OpKind::kRope && !sink) continue;
-    bool known = false;
-    for (const RopeTables::Entry& e : tables->entries) {
-      known = known || (e.head_dim == op.params.head_dim && e.base == op.params.rope_base);
-    }
-    if (!known) tables->entries.push_back({op.params.head_dim, op.params.rope_base, 0});
-  }
-  // (Re)build every table for the largest context seen so far.
-  tables->data.clear();
-  for (RopeTables::Entry& e : tables->entries) {
-    e.offset = tables->data.size() * sizeof(float);
-    int64_t pairs = e.head_dim / 2;
-    for (int64_t position = 0; position < tables->positions; ++position) {
-      for (int64_t i = 0; i < pairs; ++i) {
-        double inv_freq = std::pow(static_cast<double>(e.base),
-                                   -2.0 * static_cast<double>(i) / static_cast<double>(e.head_dim));
-        double angle = static_cast<double>(position) * inv_freq;
-        tables->data.push_back(static_cast<float>(std::cos(angle)));
-        tables->data.push_back(static_cast<float>(std::sin(angle)));
-      }
-    }
-  }
-}
-
-Status TranslatePlan(const Plan& plan, const RopeTables& tables, const DispatchOptions& options,
+Status TranslatePlan(const Plan& plan, const RopeRows& rope, const DispatchOptions& options,
                      std::vector<Dispatch>* out, uint64_t* scratch_bytes) {
-  if (plan.limits.max_batch != 1 || plan.limits.rows_are_sequences) {
+  // The uniform block holds the rows of a batched step (shaders/common.glsl).
+  if (plan.limits.rows_are_sequences && plan.limits.prefill_chunk > kMaxBatch) {
     return Status::Error(StatusCode::kUnsupported,
-                         "Vulkan backend: batched sequences are not implemented (batch must be 1)");
+                         "Vulkan backend: a batched plan has at most %d rows (this one %d)",
+                         kMaxBatch, plan.limits.prefill_chunk);
   }
-  Translator t{plan, tables, options, out, scratch_bytes};
+  Translator t{plan, rope, options, out, scratch_bytes};
   for (const Op& op : plan.ops) STATICLM_RETURN_IF_ERROR(t.Translate(op));
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 
 #include "backends/plan.h"
 #include "backends/vulkan/vk_pipelines.h"
+#include "backends/vulkan/vk_step.h"
 #include "platform/status.h"
 
 namespace staticlm::vulkan {
@@ -18,9 +19,9 @@ enum class Slot : uint8_t {
   kKvCache = 1,
   kArena = 2,
   kIo = 3,
-  kRopeTable = 4,  // (position, head_dim / 2) × (cos, sin) per RoPE configuration
-  kScratch = 5,    // attention partial results
-  kDummy = 6,      // bound to unused bindings
+  kRopeRows = 4,  // each step's rows' (cos, sin) per RoPE configuration (vk_step.h)
+  kScratch = 5,   // attention partial results
+  kDummy = 6,     // bound to unused bindings
   kCount = 7,
 };
 
@@ -47,22 +48,10 @@ struct DispatchOptions {
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
 };
 
-// Rope tables: one per distinct (head_dim, base), max_context positions each.
-struct RopeTables {
-  struct Entry {
-    int32_t head_dim;
-    float base;
-    uint64_t offset;  // bytes into the table buffer
-  };
-  std::vector<Entry> entries;
-  int32_t positions = 0;
-  std::vector<float> data;  // built on the host in double, as ref_rope.cpp does
-};
-void AddRopeTables(const Plan& plan, RopeTables* tables);
-
 // Appends the dispatches of `plan` to `out`; `scratch_bytes` grows to what its attention
-// needs. Fails with a clear status for anything this backend does not implement.
-Status TranslatePlan(const Plan& plan, const RopeTables& tables, const DispatchOptions& options,
+// needs. `rope` must already hold every plan's configurations (RopeRows::AddPlan). Fails with
+// a clear status for anything this backend does not implement.
+Status TranslatePlan(const Plan& plan, const RopeRows& rope, const DispatchOptions& options,
                      std::vector<Dispatch>* out, uint64_t* scratch_bytes);
 
 }  // namespace staticlm::vulkan

@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_memory.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 namespace staticlm::vulkan {
@@ -72,6 +74,90 @@ Status CreateDeviceBuffer(DeviceContext& dc, uint64_t size, VkBufferUsageFlags u
     }
     out->mapped = static_cast<uint8_t*>(p);
   }
+  return Status::Ok();
+}
+
+namespace {
+
+constexpr VkExternalMemoryHandleTypeFlagBits kHostAllocation =
+    VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+
+Status Refused(const char* why) {
+  return Status::Error(StatusCode::kUnsupported, "%s", why);
+}
+
+// Binds `out->buffer` to imported memory [base, base + size), the buffer starting `delta` in.
+Status BindImported(DeviceContext& dc, uint8_t* base, uint64_t size, uint64_t delta,
+                    DeviceBuffer* out) {
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(dc.device(), out->buffer, &req);
+  if (req.alignment == 0 || delta % req.alignment != 0) {
+    return Refused("the weights' offset in their page is not aligned for a buffer");
+  }
+  if (delta + req.size > size) return Refused("the buffer would reach past the imported pages");
+  VkMemoryHostPointerPropertiesEXT props{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  if (dc.host_pointer_properties()(dc.device(), kHostAllocation, base, &props) != VK_SUCCESS) {
+    return Refused("the device cannot import this host memory");
+  }
+  int type = FindMemoryType(dc.memory(), props.memoryTypeBits & req.memoryTypeBits, 0,
+                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (type < 0) return Refused("no memory type can hold both the buffer and the host memory");
+  VkImportMemoryHostPointerInfoEXT import{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
+  import.handleType = kHostAllocation;
+  import.pHostPointer = base;
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.pNext = &import;
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = static_cast<uint32_t>(type);
+  dc.counters().memory_allocations.fetch_add(1);
+  if (vkAllocateMemory(dc.device(), &ai, dc.allocator(), &out->memory) != VK_SUCCESS) {
+    out->memory = VK_NULL_HANDLE;
+    return Refused("importing the host memory failed");
+  }
+  if (vkBindBufferMemory(dc.device(), out->buffer, out->memory, delta) != VK_SUCCESS) {
+    return Refused("binding the imported host memory failed");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ImportHostBuffer(DeviceContext& dc, const void* data, uint64_t bytes, uint64_t spare,
+                        VkBufferUsageFlags usage, DeviceBuffer* out) {
+  *out = DeviceBuffer{};
+  const uint64_t align = dc.info().host_import_align;
+  if (!dc.info().host_import) return Refused("the device lacks VK_EXT_external_memory_host");
+  // The aligned range must not reach outside the pages the host mapping covers.
+  const long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0 || align > static_cast<uint64_t>(page) || static_cast<uint64_t>(page) % align) {
+    return Refused("the device's import alignment exceeds the host page size");
+  }
+  if (data == nullptr || bytes == 0) return Refused("there are no host bytes to import");
+  const auto addr = reinterpret_cast<uintptr_t>(data);
+  const uint64_t delta = addr % align;
+  const uint64_t end = delta + bytes;                       // from the aligned base
+  const uint64_t size = (end + align - 1) / align * align;  // whole aligned blocks
+  if (end + spare > size) return Refused("the spare bytes past the end may be unmapped");
+  VkExternalMemoryBufferCreateInfo external{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+  external.handleTypes = kHostAllocation;
+  VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bi.pNext = &external;
+  bi.size = bytes + spare;
+  bi.usage = usage;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  dc.counters().object_creations.fetch_add(1);
+  if (vkCreateBuffer(dc.device(), &bi, dc.allocator(), &out->buffer) != VK_SUCCESS) {
+    out->buffer = VK_NULL_HANDLE;
+    return Refused("cannot create a buffer for imported host memory");
+  }
+  // The driver only reads the bytes (storage buffers the shaders never write to).
+  auto* base = reinterpret_cast<uint8_t*>(addr - delta);
+  Status s = BindImported(dc, base, size, delta, out);
+  if (!s.ok()) {
+    DestroyDeviceBuffer(dc, out);
+    return s;
+  }
+  out->size = bytes + spare;
   return Status::Ok();
 }
 

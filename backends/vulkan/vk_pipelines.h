@@ -6,8 +6,7 @@
 
 #include <cstdint>
 
-#include <vulkan/vulkan.h>
-
+#include "backends/vulkan/vk_api.h"
 #include "backends/vulkan/vk_device.h"
 #include "platform/status.h"
 

@@ -6,8 +6,7 @@
 
 #include <vector>
 
-#include <vulkan/vulkan.h>
-
+#include "backends/vulkan/vk_api.h"
 #include "backends/vulkan/vk_device.h"
 #include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vk_memory.h"

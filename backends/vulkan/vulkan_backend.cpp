@@ -59,8 +59,7 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   const DeviceInfo& info = dc_.info();
   matmul_style_ = ChooseMatMulStyle(info, test_.force_matmul_style);
 
-  RopeTables tables;
-  for (int i = 0; i < n_plans; ++i) AddRopeTables(*plans[i], &tables);
+  for (int i = 0; i < n_plans; ++i) rope_rows_.AddPlan(*plans[i]);
   DispatchOptions dispatch_options;
   dispatch_options.matmul_style = matmul_style_;
   dispatch_options.max_group_count_x = info.max_group_count_x;
@@ -69,33 +68,50 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   dispatches_.resize(static_cast<size_t>(n_plans));
   for (int i = 0; i < n_plans; ++i) {
     STATICLM_RETURN_IF_ERROR(
-        TranslatePlan(*plans[i], tables, dispatch_options, &dispatches_[size_t(i)], &scratch));
+        TranslatePlan(*plans[i], rope_rows_, dispatch_options, &dispatches_[size_t(i)], &scratch));
     n_dispatches += dispatches_[size_t(i)].size();
   }
-  STATICLM_RETURN_IF_ERROR(CreateBuffers(buffers, tables, scratch));
+  STATICLM_RETURN_IF_ERROR(CreateBuffers(buffers, scratch));
   STATICLM_RETURN_IF_ERROR(CreateCommandObjects(n_dispatches, n_plans));
   RecordInputs in{&dc_, &pipelines_, buffers_, &step_, descriptor_pool_};
   for (int i = 0; i < n_plans; ++i) {
     STATICLM_RETURN_IF_ERROR(RecordPlan(in, dispatches_[size_t(i)], commands_[size_t(i)]));
   }
+  SamplingBuffers sampling{&buffers_[static_cast<int>(Slot::kIo)],
+                           &buffers_[static_cast<int>(Slot::kDummy)], &step_};
+  STATICLM_RETURN_IF_ERROR(
+      sampling_.Prepare(&dc_, &pipelines_, command_pool_, sampling, plans, n_plans));
   Status saved = pipelines_.SaveCache();
   if (!saved.ok()) std::fprintf(stderr, "staticlm: warning: %s\n", saved.message());
   for (int i = 0; i < n_plans; ++i) plans_.push_back(plans[i]);
   std::snprintf(description_, sizeof(description_),
-                "vulkan: %s (%s), matmul %s, %d pipelines%s, %zu dispatches", info.name,
-                TypeName(info.type), kStyleNames[matmul_style_], pipelines_.count(),
-                pipelines_.cache_loaded() ? " (from cache)" : "", n_dispatches);
+                "vulkan: %s (%s), matmul %s, %d pipelines%s, %zu dispatches, weights: %s",
+                info.name, TypeName(info.type), kStyleNames[matmul_style_], pipelines_.count(),
+                pipelines_.cache_loaded() ? " (from cache)" : "", n_dispatches, weights_note_);
   return Status::Ok();
 }
 
-Status VulkanBackend::CreateBuffers(const BufferBinding& b, const RopeTables& tables,
-                                    uint64_t scratch) {
+Status VulkanBackend::CreateBuffers(const BufferBinding& b, uint64_t scratch) {
   auto slot = [&](Slot s) -> DeviceBuffer* { return &buffers_[static_cast<int>(s)]; };
   auto bytes = [&](BufferId id) { return b.bytes[static_cast<int>(id)]; };
   // Weights get one spare word: the quantized loaders may read one word past a row's end.
-  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kWeights) + 16, kStorage,
-                                              MemoryUse::kDevice, "the weights",
-                                              slot(Slot::kWeights)));
+  // Used in place from the host mapping when the device can import it, else copied below.
+  const uint8_t* weights = b.data[static_cast<int>(BufferId::kWeights)];
+  Status imported = test_.no_host_import
+                        ? Status::Error(StatusCode::kUnsupported, "import disabled by the test")
+                        : ImportHostBuffer(dc_, weights, bytes(BufferId::kWeights), 16, kStorage,
+                                           slot(Slot::kWeights));
+  weights_imported_ = imported.ok();
+  if (weights_imported_) {
+    std::snprintf(weights_note_, sizeof(weights_note_), "imported from host memory");
+  } else {
+    std::snprintf(weights_note_, sizeof(weights_note_), "uploaded (%.140s)", imported.message());
+  }
+  if (!weights_imported_) {
+    STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kWeights) + 16, kStorage,
+                                                MemoryUse::kDevice, "the weights",
+                                                slot(Slot::kWeights)));
+  }
   STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kKvCache), kStorage,
                                               MemoryUse::kHost, "the KV cache",
                                               slot(Slot::kKvCache)));
@@ -103,15 +119,15 @@ Status VulkanBackend::CreateBuffers(const BufferBinding& b, const RopeTables& ta
                                               MemoryUse::kDevice, "the arena", slot(Slot::kArena)));
   STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, bytes(BufferId::kIo), kStorage, MemoryUse::kHost,
                                               "the io buffer", slot(Slot::kIo)));
-  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, tables.data.size() * sizeof(float), kStorage,
-                                              MemoryUse::kDevice, "the RoPE tables",
-                                              slot(Slot::kRopeTable)));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, rope_rows_.bytes(), kStorage, MemoryUse::kHost,
+                                              "the RoPE rows", slot(Slot::kRopeRows)));
   STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, scratch, kStorage, MemoryUse::kDevice,
                                               "the attention scratch", slot(Slot::kScratch)));
   STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, 16, kStorage, MemoryUse::kDevice,
                                               "a placeholder", slot(Slot::kDummy)));
-  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, 16, VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT,
-                                              MemoryUse::kHost, "the step parameters", &step_));
+  STATICLM_RETURN_IF_ERROR(CreateDeviceBuffer(dc_, sizeof(StepBlock),
+                                              VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT, MemoryUse::kHost,
+                                              "the step parameters", &step_));
   std::memset(slot(Slot::kKvCache)->mapped, 0, slot(Slot::kKvCache)->size);
   VkCommandPoolCreateInfo pi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.queueFamilyIndex = dc_.queue_family();
@@ -120,11 +136,9 @@ Status VulkanBackend::CreateBuffers(const BufferBinding& b, const RopeTables& ta
   if (vkCreateCommandPool(dc_.device(), &pi, dc_.allocator(), &command_pool_) != VK_SUCCESS) {
     return Status::Error(StatusCode::kOutOfMemory, "cannot create a Vulkan command pool");
   }
-  STATICLM_RETURN_IF_ERROR(UploadToBuffer(dc_, command_pool_, *slot(Slot::kWeights), 0,
-                                          b.data[static_cast<int>(BufferId::kWeights)],
-                                          bytes(BufferId::kWeights)));
-  return UploadToBuffer(dc_, command_pool_, *slot(Slot::kRopeTable), 0, tables.data.data(),
-                        tables.data.size() * sizeof(float));
+  if (weights_imported_) return Status::Ok();
+  return UploadToBuffer(dc_, command_pool_, *slot(Slot::kWeights), 0, weights,
+                        bytes(BufferId::kWeights));
 }
 
 Status VulkanBackend::CreateCommandObjects(size_t n_dispatches, int n_plans) {
@@ -159,22 +173,15 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
   }
   const Plan& plan = *plans_[static_cast<size_t>(plan_index)];
   STATICLM_RETURN_IF_ERROR(CheckStep(plan, step));
-  if (step.position > plan.limits.max_context - step.n_tokens) {
-    // The RoPE table holds max_context positions, so even a ring cache stops there.
-    return Status::Error(StatusCode::kContextFull,
-                         PlanPositionsUnbounded(plan)
-                             ? "Vulkan backend: positions end at max_context (its RoPE table), "
-                               "even with a sliding-window cache"
-                             : "step would write past the context");
-  }
   double start = NowSeconds();
   const int io = static_cast<int>(BufferId::kIo);
   uint8_t* device_io = buffers_[io].mapped;
   const TensorRegion& tokens = plan.tensors[plan.tokens_tensor];
   std::memcpy(device_io + tokens.offset, host_.data[io] + tokens.offset,
               sizeof(int32_t) * static_cast<size_t>(step.n_tokens));
-  const int32_t params[2] = {step.n_tokens, step.position};
-  std::memcpy(step_.mapped, params, sizeof(params));
+  // Each row's sequence, position and RoPE angles (vk_step.h): positions have no bound.
+  WriteStepBlock(plan, step, reinterpret_cast<StepBlock*>(step_.mapped));
+  rope_rows_.Write(plan, step, buffers_[static_cast<int>(Slot::kRopeRows)].mapped);
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &commands_[static_cast<size_t>(plan_index)];
@@ -184,9 +191,38 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
   if (r == VK_TIMEOUT) return Status::Error(StatusCode::kInternal, "Vulkan step timed out");
   if (r != VK_SUCCESS) return Status::Error(StatusCode::kInternal, "Vulkan submit failed");
   vkResetFences(dc_.device(), 1, &fence_);
-  const TensorRegion& logits = plan.tensors[plan.logits_tensor];
-  std::memcpy(host_.data[io] + logits.offset, device_io + logits.offset, logits.bytes());
+  if (!options_.logits_on_request) {
+    const TensorRegion& logits = plan.tensors[plan.logits_tensor];
+    std::memcpy(host_.data[io] + logits.offset, device_io + logits.offset, logits.bytes());
+    bytes_read_back_ += logits.bytes();
+  }
   last_step_seconds_ = NowSeconds() - start;
+  return Status::Ok();
+}
+
+Status VulkanBackend::FetchLogits(int plan_index, int32_t first_row, int32_t n_rows) {
+  if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) {
+    return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
+  }
+  const Plan& plan = *plans_[static_cast<size_t>(plan_index)];
+  const TensorRegion& logits = plan.tensors[plan.logits_tensor];
+  if (first_row < 0 || n_rows < 0 || first_row > logits.shape[0] - n_rows) {
+    return Status::Error(StatusCode::kInvalidArgument, "logits rows out of range");
+  }
+  const uint64_t row_bytes = logits.bytes() / static_cast<uint64_t>(logits.shape[0]);
+  const uint64_t at = logits.offset + static_cast<uint64_t>(first_row) * row_bytes;
+  const uint64_t bytes = static_cast<uint64_t>(n_rows) * row_bytes;
+  const int io = static_cast<int>(BufferId::kIo);
+  std::memcpy(host_.data[io] + at, buffers_[io].mapped + at, bytes);
+  bytes_read_back_ += bytes;
+  return Status::Ok();
+}
+
+Status VulkanBackend::SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
+                                     int32_t* token) {
+  if (plans_.empty()) return Status::Error(StatusCode::kInvalidState, "not prepared");
+  STATICLM_RETURN_IF_ERROR(sampling_.Sample(plan_index, row, sampling, fence_, token));
+  bytes_read_back_ += sizeof(int32_t);
   return Status::Ok();
 }
 
@@ -202,6 +238,7 @@ uint8_t* VulkanBackend::MappedRange(BufferId id, uint64_t offset, uint64_t bytes
 Status VulkanBackend::ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) {
   const uint8_t* src = MappedRange(id, offset, bytes);
   if (src == nullptr) return Status::Error(StatusCode::kInvalidArgument, "read out of bounds");
+  if (id != BufferId::kIo) bytes_read_back_ += bytes;  // the io buffer read is the host's own
   if (bytes != 0) std::memcpy(dst, src, bytes);
   return Status::Ok();
 }

@@ -3,7 +3,9 @@
 // pipeline, a descriptor set per dispatch, one command buffer per plan recorded once — and
 // each step replayed with its parameters in a small uniform buffer. The KV cache and the
 // arena live in device memory; Execute copies the step's token ids in from the host io buffer
-// and only the logits back out.
+// and only the logits back out — or, with BackendOptions::logits_on_request, nothing: the
+// caller then fetches a logits row (FetchLogits) or samples on the device (SampleOnDevice,
+// vk_sampling.h), which reads back only the token id.
 #pragma once
 
 #include <memory>
@@ -14,6 +16,7 @@
 #include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vk_memory.h"
 #include "backends/vulkan/vk_pipelines.h"
+#include "backends/vulkan/vk_sampling.h"
 
 namespace staticlm::vulkan {
 
@@ -21,6 +24,7 @@ namespace staticlm::vulkan {
 struct VulkanTestOptions {
   bool validation = false;      // enable the Khronos validation layer and count its messages
   int force_matmul_style = -1;  // -1: by device; else DispatchOptions::matmul_style
+  bool no_host_import = false;  // always upload the weights, as if import were refused
 };
 
 class VulkanBackend final : public Backend {
@@ -37,6 +41,11 @@ class VulkanBackend final : public Backend {
   Status WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) override;
   Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
                           uint64_t bytes) override;
+  bool logits_stay_on_device() const override { return options_.logits_on_request; }
+  Status FetchLogits(int plan_index, int32_t first_row, int32_t n_rows) override;
+  int32_t max_device_top_k() const override { return plans_.empty() ? 0 : DeviceSampler::kMaxTopK; }
+  Status SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
+                        int32_t* token) override;
 
   // For tests and reports.
   VkCounters& counters() { return dc_.counters(); }
@@ -47,9 +56,14 @@ class VulkanBackend final : public Backend {
   bool pipeline_cache_loaded() const { return pipelines_.cache_loaded(); }
   int pipeline_count() const { return pipelines_.count(); }
   int matmul_style() const { return matmul_style_; }
+  // Bytes copied from device memory to the host so far: logits (Execute, FetchLogits), token
+  // ids (SampleOnDevice), KV cache reads.
+  uint64_t bytes_read_back() const { return bytes_read_back_; }
+  // The weights buffer uses the host's weight bytes in place (ImportHostBuffer) rather than a copy.
+  bool weights_imported() const { return weights_imported_; }
 
  private:
-  Status CreateBuffers(const BufferBinding& buffers, const RopeTables& tables, uint64_t scratch);
+  Status CreateBuffers(const BufferBinding& buffers, uint64_t scratch);
   Status CreateCommandObjects(size_t n_dispatches, int n_plans);
   // The mapped bytes [offset, offset + bytes) of buffer `id`, or nullptr when out of range.
   uint8_t* MappedRange(BufferId id, uint64_t offset, uint64_t bytes) const;
@@ -60,6 +74,8 @@ class VulkanBackend final : public Backend {
   PipelineSet pipelines_;
   DeviceBuffer buffers_[static_cast<int>(Slot::kCount)];
   DeviceBuffer step_;
+  RopeRows rope_rows_;  // what Execute writes into Slot::kRopeRows (vk_step.h)
+  DeviceSampler sampling_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
@@ -69,7 +85,10 @@ class VulkanBackend final : public Backend {
   BufferBinding host_;
   int matmul_style_ = 0;  // see DispatchOptions::matmul_style
   double last_step_seconds_ = 0.0;
+  uint64_t bytes_read_back_ = 0;
   char description_[512] = "vulkan (not prepared)";
+  bool weights_imported_ = false;
+  char weights_note_[160] = "";  // how the weights reached the device, for description_
 };
 
 }  // namespace staticlm::vulkan

@@ -288,6 +288,7 @@ BackendOptions Engine::MakeBackendOptions() const {
   options.reference_kernels = limits_.reference_kernels;
   options.quantized_activations = limits_.activation_bits;
   options.device = limits_.device;
+  options.logits_on_request = true;  // fetched when asked for (FetchHostLogits)
   std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
   std::memcpy(options.pipeline_cache_path, pipeline_cache_path_,
               sizeof(options.pipeline_cache_path));

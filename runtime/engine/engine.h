@@ -127,6 +127,10 @@ class Engine {
   // nullptr for a sequence out of range.
   Detokenizer* detokenizer(int32_t sequence = 0);
   Sampler& sampler() { return sampler_; }
+  // Run phase, for tests and measurements. Sample chooses the token where the logits are when
+  // the backend can (greedy, or top-k with temperature alone; see Backend::SampleOnDevice) and
+  // reads back only its id; false makes it fetch the logits and sample on the host every time.
+  void set_device_sampling(bool on) { device_sampling_ = on; }
 
  private:
   // Plans: [0] decode (one token per step), [1] prefill (up to prefill_chunk tokens). With a
@@ -138,6 +142,13 @@ class Engine {
   struct Sequence {
     int32_t position = 0;
     bool have_logits = false;
+    // The step that made the logits (step_count_ then; 0: the backend no longer holds them),
+    // its plan and io row. host_stale: they are only in the backend's memory
+    // (Backend::logits_stay_on_device) until FetchHostLogits copies them.
+    uint64_t logits_step = 0;
+    int logits_plan = 0;
+    int32_t logits_row = 0;
+    bool host_stale = false;
     Detokenizer detokenizer;
     Rng rng;
   };
@@ -158,6 +169,11 @@ class Engine {
   Status CopyPipelineCachePath(const EngineLimits& limits);
   Status CheckLimits() const;
   Status RunChunk(int32_t sequence, const int32_t* tokens, int32_t n_tokens);
+  Status AfterStep(int plan, int32_t rows);
+  Status FetchHostLogits(int32_t sequence);
+  bool ChooseDeviceSampling(const SamplerParams& params, int32_t sequence,
+                            DeviceSampling* out) const;
+  Status SampleOnDevice(int32_t sequence, DeviceSampling sampling, int32_t* token);
   void ComputeMemoryReport();
   // The KV cache bytes of one sequence (its part of every cache tensor).
   uint64_t SequenceKvBytes() const;
@@ -195,6 +211,8 @@ class Engine {
   // With max_batch > 1, each sequence's last logits (vocab floats each); with one sequence they
   // stay in the io buffer where the step wrote them.
   std::unique_ptr<float[]> sequence_logits_;
+  uint64_t step_count_ = 0;  // successful steps so far (Sequence::logits_step)
+  bool device_sampling_ = true;
   SessionStore session_;
 };
 

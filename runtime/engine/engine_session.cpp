@@ -68,6 +68,7 @@ uint64_t Engine::ModelFingerprint() {
 Status Engine::SaveSnapshot(int32_t slot, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
   if (!ValidSequence(sequence)) return NoSuchSequence();
+  STATICLM_RETURN_IF_ERROR(FetchHostLogits(sequence));
   const Sequence& q = sequences_[static_cast<size_t>(sequence)];
   Snapshot* s = session_.snapshots.slot(slot);
   if (s == nullptr) {
@@ -109,6 +110,8 @@ Status Engine::RestoreSnapshot(int32_t slot, int32_t sequence) {
   }
   q.position = s->position;
   q.have_logits = s->have_logits;
+  q.logits_step = 0;  // in host memory now; the backend's are another step's
+  q.host_stale = false;
   (void)q.detokenizer.RestorePending(s->pending, s->n_pending);  // valid: it came from Copy
   return Status::Ok();
 }
@@ -144,6 +147,7 @@ Status Engine::SaveSession(const char* path, int32_t sequence) {
   if (backend_ == nullptr) return NotAllocated();
   if (path == nullptr) return Status::Error(StatusCode::kInvalidArgument, "path is NULL");
   if (!ValidSequence(sequence)) return NoSuchSequence();
+  STATICLM_RETURN_IF_ERROR(FetchHostLogits(sequence));
   const Sequence& q = sequences_[static_cast<size_t>(sequence)];
   SessionHeader h;
   h.model_fingerprint = ModelFingerprint();
@@ -311,6 +315,8 @@ Status Engine::LoadSession(const char* path, int32_t sequence) {
   }
   q.position = h.position;
   q.have_logits = h.have_logits;
+  q.logits_step = 0;  // in host memory now; the backend's are another step's
+  q.host_stale = false;
   (void)q.rng.SetState(h.rng_state);
   (void)q.detokenizer.RestorePending(h.pending, h.n_pending);
   return Status::Ok();

@@ -1,6 +1,7 @@
 // Engine: the run-phase steps — prefill, batched decode, sampling — and each sequence's state.
 // Nothing here allocates.
 #include <climits>
+#include <cmath>
 #include <cstring>
 
 #include "runtime/engine/engine.h"
@@ -47,10 +48,36 @@ void Engine::RecordTokens(int32_t s, const int32_t* tokens, int32_t n, int io_lo
   }
   q.position += n;
   q.have_logits = true;
+  q.logits_step = step_count_;
+  q.logits_plan = PlanIndex(n);
+  q.logits_row = io_logits_row;
+  // With several sequences each keeps its own copy (AfterStep fetched the rows).
+  q.host_stale = sequence_logits_ == nullptr && backend_->logits_stay_on_device();
   if (sequence_logits_ != nullptr) {
     std::memcpy(MutableLogits(s), IoLogits(io_logits_row),
                 sizeof(float) * static_cast<size_t>(config_.vocab_size));
   }
+}
+
+// With one sequence the logits may stay where the backend put them until asked for (logits(),
+// a host sample, a snapshot); with several, each sequence keeps its own copy, so the step's
+// `rows` rows are fetched now.
+Status Engine::AfterStep(int plan, int32_t rows) {
+  ++step_count_;
+  if (sequence_logits_ == nullptr || !backend_->logits_stay_on_device()) return Status::Ok();
+  return backend_->FetchLogits(plan, 0, rows);
+}
+
+Status Engine::FetchHostLogits(int32_t sequence) {
+  if (!ValidSequence(sequence) || sequences_ == nullptr) return Status::Ok();
+  Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  if (!q.have_logits || !q.host_stale) return Status::Ok();
+  if (q.logits_step != step_count_) {  // cannot happen: a stale sequence is the only one
+    return Status::Error(StatusCode::kInternal, "logits overwritten before they were fetched");
+  }
+  STATICLM_RETURN_IF_ERROR(backend_->FetchLogits(q.logits_plan, q.logits_row, 1));
+  q.host_stale = false;
+  return Status::Ok();
 }
 
 Status Engine::RunChunk(int32_t sequence, const int32_t* tokens, int32_t n_tokens) {
@@ -67,6 +94,7 @@ Status Engine::RunChunk(int32_t sequence, const int32_t* tokens, int32_t n_token
     step.row_positions = &position;
   }
   STATICLM_RETURN_IF_ERROR(backend_->Execute(plan, step));
+  STATICLM_RETURN_IF_ERROR(AfterStep(plan, 1));
   RecordTokens(sequence, tokens, n_tokens, 0);
   return Status::Ok();
 }
@@ -123,6 +151,7 @@ Status Engine::DecodeBatch(const int32_t* sequences, const int32_t* tokens, size
   step.row_sequences = sequences;
   step.row_positions = positions;
   STATICLM_RETURN_IF_ERROR(backend_->Execute(kDecodePlan, step));
+  STATICLM_RETURN_IF_ERROR(AfterStep(kDecodePlan, static_cast<int32_t>(n)));
   for (size_t r = 0; r < n; ++r) RecordTokens(sequences[r], tokens + r, 1, static_cast<int>(r));
   return Status::Ok();
 }
@@ -132,7 +161,9 @@ const float* Engine::logits(int32_t sequence) const {
       !sequences_[static_cast<size_t>(sequence)].have_logits) {
     return nullptr;
   }
-  return const_cast<Engine*>(this)->MutableLogits(sequence);
+  Engine* self = const_cast<Engine*>(this);
+  if (!self->FetchHostLogits(sequence).ok()) return nullptr;
+  return self->MutableLogits(sequence);
 }
 
 int32_t Engine::position(int32_t sequence) const {
@@ -144,6 +175,11 @@ Status Engine::Sample(const SamplerParams& params, int32_t* token, int32_t seque
   if (!ValidSequence(sequence)) {
     return Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1");
   }
+  DeviceSampling device;
+  if (token != nullptr && ChooseDeviceSampling(params, sequence, &device)) {
+    return SampleOnDevice(sequence, device, token);
+  }
+  STATICLM_RETURN_IF_ERROR(FetchHostLogits(sequence));
   const float* l = logits(sequence);
   if (l == nullptr) return Status::Error(StatusCode::kInvalidState, "no logits: prefill first");
   size_t n = 0;
@@ -154,6 +190,53 @@ Status Engine::Sample(const SamplerParams& params, int32_t* token, int32_t seque
   Status s = sampler_.Sample(l, tokens, n, params, token);
   rng = sampler_.rng();
   return s;
+}
+
+namespace {
+
+// Whether the device does exactly what Sampler would for `p`: greedy, or top-k alone with a
+// temperature, k below the vocabulary (else the host draws over the whole vocabulary in id
+// order). A repetition penalty, top-p or min-p, and parameters Sampler rejects (it says why),
+// stay on the host. Written so that NaN fails every check.
+bool DeviceDoes(const SamplerParams& p, int32_t max_k, int32_t vocab, DeviceSampling* out) {
+  const bool valid = p.temperature >= 0.0f && !std::isinf(p.temperature) && p.top_k >= 0 &&
+                     p.top_p > 0.0f && p.top_p <= 1.0f && p.min_p >= 0.0f && p.min_p <= 1.0f &&
+                     p.repetition_window >= 0;
+  if (max_k <= 0 || !valid || p.repetition_penalty != 1.0f) return false;
+  if (p.temperature == 0.0f) {  // greedy: Sampler applies no filter
+    out->top_k = 0;
+    return true;
+  }
+  if (p.top_p != 1.0f || p.min_p != 0.0f || p.top_k <= 0 || p.top_k >= vocab || p.top_k > max_k) {
+    return false;
+  }
+  out->top_k = p.top_k;
+  out->temperature = p.temperature;
+  return true;
+}
+
+}  // namespace
+
+// The device samples only the logits of the backend's last step, i.e. this sequence's latest
+// (not ones a snapshot or session restored into host memory).
+bool Engine::ChooseDeviceSampling(const SamplerParams& params, int32_t sequence,
+                                  DeviceSampling* out) const {
+  if (!device_sampling_ || backend_ == nullptr || sequences_ == nullptr) return false;
+  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  if (!q.have_logits || q.logits_step == 0 || q.logits_step != step_count_) return false;
+  return DeviceDoes(params, backend_->max_device_top_k(), config_.vocab_size, out);
+}
+
+// Sampler draws one number for top-k and none for greedy, and none when it fails; so does
+// this, from the sequence's own generator, so seeds, sessions and snapshots continue the same
+// random sequence whichever side samples.
+Status Engine::SampleOnDevice(int32_t sequence, DeviceSampling sampling, int32_t* token) {
+  Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  Rng rng = q.rng;
+  if (sampling.top_k > 0) sampling.uniform = rng.NextUnit();
+  STATICLM_RETURN_IF_ERROR(backend_->SampleOnDevice(q.logits_plan, q.logits_row, sampling, token));
+  q.rng = rng;
+  return Status::Ok();
 }
 
 const int32_t* Engine::history(size_t* n, int32_t sequence) const {
@@ -187,6 +270,8 @@ Status Engine::ResetSequence(int32_t sequence) {
   Sequence& q = sequences_[static_cast<size_t>(sequence)];
   q.position = 0;
   q.have_logits = false;
+  q.logits_step = 0;
+  q.host_stale = false;
   q.detokenizer.Reset();
   return Status::Ok();
 }
