@@ -9,15 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 class EngineTest : public ::testing::Test {
  protected:

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
 
 namespace {
@@ -26,10 +27,7 @@ namespace {
 constexpr float kF32Tolerance = 1e-3f;
 constexpr float kLogitTolerance = 0.1f;
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(staticlm_kv_type kv, int chunk, uint32_t disabled_fusions = 0,
                int32_t activation_bits = 0) {

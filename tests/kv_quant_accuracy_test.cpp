@@ -13,14 +13,12 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
 
 namespace {
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(staticlm_kv_type kv) {
   staticlm_limits limits;

@@ -13,11 +13,13 @@
 
 #include "platform/alloc_counter.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
 namespace counter = staticlm::alloc_counter;
+using staticlm::test::ContextPtr;
 
 // One chat turn through the public API, as an embedding app would run it.
 void ChatTurn(staticlm_context* ctx, const char* user, bool first, const staticlm_sampler& s,
@@ -60,7 +62,7 @@ TEST(NoHeapAfterInitTest, WholeRunPhaseMakesNoHeapEventsAndNoThreads) {
   ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
             STATICLM_OK)
       << error;
-  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  ContextPtr ctx(raw);
   std::vector<char> text(size_t(limits.max_prompt_bytes));
   std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
 
@@ -117,7 +119,7 @@ TEST(NoHeapAfterInitTest, LoadedPlanRunPhaseMakesNoHeapEvents) {
   ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
             STATICLM_OK)
       << error;
-  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  ContextPtr ctx(raw);
   std::vector<char> text(size_t(limits.max_prompt_bytes));
   std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
   staticlm_sampler sampler;
@@ -145,8 +147,6 @@ struct CacheMode {
 
 class NoHeapCacheModeTest : public ::testing::TestWithParam<CacheMode> {};
 
-using ContextPtr = std::unique_ptr<staticlm_context, void (*)(staticlm_context*)>;
-
 // A context in `mode` (chunk 16) with `batch` sequences; null after a test failure.
 ContextPtr CreateInMode(const CacheMode& mode, int32_t batch, staticlm_limits* limits) {
   staticlm_limits_default(limits);
@@ -158,12 +158,7 @@ ContextPtr CreateInMode(const CacheMode& mode, int32_t batch, staticlm_limits* l
   limits->max_batch = batch;
   limits->threads = batch > 1 ? 2 : 1;
   limits->max_snapshots = batch > 1 ? 1 : 0;
-  staticlm_context* raw = nullptr;
-  char error[256];
-  EXPECT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, limits, &raw, error, sizeof(error)),
-            STATICLM_OK)
-      << error;
-  return ContextPtr(raw, staticlm_destroy);
+  return staticlm::test::CreateContext(STATICLM_DEFAULT_MODEL, *limits);
 }
 
 TEST_P(NoHeapCacheModeTest, RunPhaseMakesNoHeapEvents) {
@@ -225,7 +220,7 @@ TEST(NoHeapAfterInitTest, SnapshotsAndSessionsMakeNoHeapEvents) {
   ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
             STATICLM_OK)
       << error;
-  std::unique_ptr<staticlm_context, void (*)(staticlm_context*)> ctx(raw, staticlm_destroy);
+  ContextPtr ctx(raw);
   std::vector<char> text(size_t(limits.max_prompt_bytes));
   std::vector<int32_t> tokens(size_t(limits.max_prompt_bytes));
   staticlm_sampler sampler;

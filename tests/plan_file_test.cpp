@@ -13,15 +13,13 @@
 
 #include "runtime/plan/llama_plan_builder.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 std::vector<uint8_t> ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

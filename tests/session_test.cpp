@@ -235,7 +235,7 @@ TEST_P(SessionCachePolicyTest, SessionsAndSnapshotsContinueExactly) {
     EXPECT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &raw, error, sizeof(error)),
               STATICLM_OK)
         << error;
-    return ContextPtr(raw, staticlm_destroy);
+    return ContextPtr(raw);
   };
   ContextPtr ctx = create();
   ASSERT_NE(ctx, nullptr);
@@ -337,7 +337,7 @@ class SessionBadFileTest : public ::testing::Test {
   }
 
   std::string model_, good_;
-  ContextPtr ctx_{nullptr, staticlm_destroy};
+  ContextPtr ctx_;
   int32_t position_ = 0;
   std::vector<int32_t> history_;
   std::vector<float> logits_;
@@ -412,7 +412,7 @@ TEST_F(SessionBadFileTest, SessionsOfOtherModelsAndPlansAreRejected) {
   char error[256] = {0};
   ASSERT_EQ(staticlm_create(model_.c_str(), &limits, &raw, error, sizeof(error)), STATICLM_OK)
       << error;
-  ContextPtr windowed(raw, staticlm_destroy);
+  ContextPtr windowed(raw);
   std::string path = TempPath("window.session");
   cleanup_.push_back(path);
   ASSERT_EQ(staticlm_session_save(windowed.get(), path.c_str()), STATICLM_OK);

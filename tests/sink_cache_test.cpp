@@ -20,6 +20,7 @@
 #include "platform/alloc_counter.h"
 #include "platform/process_stats.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 
 namespace {
 
@@ -31,10 +32,7 @@ constexpr int kChunk = 16;
 constexpr int kRing = kWindow + kChunk - 1;  // the slots of each layer's ring
 constexpr int kLength = 4 * kRing;
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(int window, int sinks, int context) {
   staticlm_limits limits;

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 
 namespace {
 
@@ -24,10 +25,7 @@ constexpr const char* kLayeredModel = STATICLM_GOLDEN_DIR "/layered_window.gguf"
 // f32 weights and an f32 cache: only the order of float additions differs from torch.
 constexpr float kTolerance = 2e-3f;
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 struct Golden {
   int window = 0;

@@ -65,13 +65,7 @@ staticlm_limits Limits(const Mode& m, const char* backend) {
 
 // A context on `backend`, or null with the error in `error`.
 ContextPtr Create(const Mode& m, const char* backend, std::string* error) {
-  staticlm_limits l = Limits(m, backend);
-  staticlm_context* raw = nullptr;
-  char message[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &l, &raw, message, sizeof(message)) != STATICLM_OK) {
-    *error = message;
-  }
-  return ContextPtr(raw, staticlm_destroy);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, Limits(m, backend), error);
 }
 
 int32_t VocabSize(staticlm_context* ctx) {

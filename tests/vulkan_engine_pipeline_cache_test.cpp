@@ -11,14 +11,12 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/support/temp_path.h"
 
 namespace {
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 staticlm_limits SmallLimits() {
   staticlm_limits limits;
@@ -30,13 +28,7 @@ staticlm_limits SmallLimits() {
 }
 
 Context Create(const staticlm_limits& limits, std::string* error_out) {
-  staticlm_context* ctx = nullptr;
-  char error[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    *error_out = error;
-    return nullptr;
-  }
-  return Context(ctx);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error_out);
 }
 
 bool FileExists(const std::string& path) {

@@ -24,6 +24,7 @@
 #include "platform/process_stats.h"
 #include "runtime/capi/capi_context.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
 #endif
@@ -45,10 +46,7 @@ namespace {
 constexpr float kLogitTolerance = 0.1f;  // as vulkan_parity_test (see "Tolerance" there)
 constexpr uint64_t kMiB = 1024 * 1024;
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(const char* backend, std::string* error_out) {
   staticlm_limits limits;
@@ -56,13 +54,7 @@ Context Create(const char* backend, std::string* error_out) {
   limits.max_context = 128;
   limits.prefill_chunk = 16;
   limits.backend = backend;
-  staticlm_context* ctx = nullptr;
-  char error[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    *error_out = error;
-    return nullptr;
-  }
-  return Context(ctx);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error_out);
 }
 
 bool HaveModel() {

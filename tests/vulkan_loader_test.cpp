@@ -18,6 +18,7 @@
 
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
+#include "tests/support/context_helpers.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vk_api.h"
 #endif
@@ -39,10 +40,7 @@ class LoaderEnv {
   ~LoaderEnv() { unsetenv("STATICLM_VULKAN_LOADER"); }
 };
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(const char* backend, std::string* error_out) {
   staticlm_limits limits;
@@ -50,13 +48,7 @@ Context Create(const char* backend, std::string* error_out) {
   limits.max_context = 64;
   limits.prefill_chunk = 8;
   limits.backend = backend;
-  staticlm_context* ctx = nullptr;
-  char error[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    *error_out = error;
-    return nullptr;
-  }
-  return Context(ctx);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error_out);
 }
 
 bool StartsWith(const std::string& s, const char* prefix) {

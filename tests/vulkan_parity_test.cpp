@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 
 namespace {
 
@@ -37,10 +38,7 @@ constexpr bool kSanitizerBuild = true;
 constexpr bool kSanitizerBuild = false;
 #endif
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 // The cache configuration both backends get: the static f16 cache by default.
 struct CacheMode {
@@ -67,13 +65,7 @@ Context Create(const char* backend, int device, std::string* error_out,
   limits.sinks = mode.sinks;
   limits.kv_type = mode.kv;
   limits.reference_kernels = mode.reference_kernels ? 1 : 0;
-  staticlm_context* ctx = nullptr;
-  char error[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &ctx, error, sizeof(error)) != STATICLM_OK) {
-    *error_out = error;
-    return nullptr;
-  }
-  return Context(ctx);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error_out);
 }
 
 bool NoVulkan(const std::string& error) {

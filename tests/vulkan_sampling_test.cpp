@@ -33,6 +33,7 @@
 #include "runtime/capi/capi_context.h"
 #include "runtime/sampler/sampler.h"
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
@@ -346,10 +347,7 @@ TEST(VulkanSamplingKernelTest, LogitsStayOnTheDeviceUntilFetched) {
 
 // ---- Engine level: the real model through the C API ----
 
-struct ContextDeleter {
-  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
-};
-using Context = std::unique_ptr<staticlm_context, ContextDeleter>;
+using Context = staticlm::test::ContextPtr;
 
 Context Create(const char* backend, std::string* error, int32_t snapshots = 0, int32_t batch = 1) {
   staticlm_limits limits;
@@ -359,14 +357,7 @@ Context Create(const char* backend, std::string* error, int32_t snapshots = 0, i
   limits.max_context = 128;
   limits.prefill_chunk = 16;
   limits.backend = backend;
-  staticlm_context* ctx = nullptr;
-  char message[512] = {0};
-  if (staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &ctx, message, sizeof(message)) !=
-      STATICLM_OK) {
-    *error = message;
-    return nullptr;
-  }
-  return Context(ctx);
+  return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error);
 }
 
 vulkan::VulkanBackend* VulkanOf(staticlm_context* ctx) {
@@ -396,6 +387,26 @@ bool HaveModel() {
   return f != nullptr;
 }
 
+staticlm_sampler GreedySampler() {
+  staticlm_sampler greedy;
+  staticlm_sampler_default(&greedy);
+  greedy.temperature = 0.0f;
+  return greedy;
+}
+
+// A CPU-backend context, it and `gpu` prefilled with the same prompt (null, with a failure
+// recorded, when that cannot be done).
+Context CpuPrefilledBeside(staticlm_context* gpu) {
+  std::string error;
+  Context cpu = Create("cpu", &error);
+  EXPECT_NE(cpu, nullptr) << error;
+  if (cpu == nullptr) return cpu;
+  std::vector<int32_t> prompt = Prompt(cpu.get());
+  EXPECT_EQ(staticlm_prefill(cpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  EXPECT_EQ(staticlm_prefill(gpu, prompt.data(), prompt.size()), STATICLM_OK);
+  return cpu;
+}
+
 #define VULKAN_CONTEXT_OR_SKIP(var)                                           \
   if (!HaveModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL; \
   std::string error_##var;                                                    \
@@ -408,15 +419,10 @@ bool HaveModel() {
 
 TEST(VulkanSamplingEngineTest, GreedyOnDeviceMatchesCpuAndReadsBackOnlyTokenIds) {
   VULKAN_CONTEXT_OR_SKIP(gpu);
-  std::string error;
-  Context cpu = Create("cpu", &error);
-  ASSERT_NE(cpu, nullptr) << error;
-  std::vector<int32_t> prompt = Prompt(cpu.get());
-  ASSERT_EQ(staticlm_prefill(cpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  ASSERT_EQ(staticlm_prefill(gpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
+  Context cpu = CpuPrefilledBeside(gpu.get());
+  ASSERT_NE(cpu, nullptr);
+  if (HasFailure()) return;
+  const staticlm_sampler greedy = GreedySampler();
   vulkan::VulkanBackend* vk = VulkanOf(gpu.get());
   int matched = 0;
   for (int step = 0; step < 16; ++step) {
@@ -447,15 +453,10 @@ TEST(VulkanSamplingEngineTest, GreedyOnDeviceMatchesCpuAndReadsBackOnlyTokenIds)
 // the same bytes (and reads them back once).
 TEST(VulkanSamplingEngineTest, LogitsAreCorrectWhenFetchedAfterADeviceSample) {
   VULKAN_CONTEXT_OR_SKIP(gpu);
-  std::string error;
-  Context cpu = Create("cpu", &error);
-  ASSERT_NE(cpu, nullptr) << error;
-  std::vector<int32_t> prompt = Prompt(cpu.get());
-  ASSERT_EQ(staticlm_prefill(cpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  ASSERT_EQ(staticlm_prefill(gpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
+  Context cpu = CpuPrefilledBeside(gpu.get());
+  ASSERT_NE(cpu, nullptr);
+  if (HasFailure()) return;
+  const staticlm_sampler greedy = GreedySampler();
   vulkan::VulkanBackend* vk = VulkanOf(gpu.get());
   for (int step = 0; step < 3; ++step) {
     int32_t token = -1;
@@ -557,9 +558,7 @@ TEST(VulkanSamplingEngineTest, SnapshotsKeepTheirLogits) {
   ASSERT_EQ(staticlm_prefill(gpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
   ASSERT_EQ(staticlm_snapshot_save(gpu.get(), 0), STATICLM_OK);
   std::vector<float> saved = LogitsOf(gpu.get());
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
+  const staticlm_sampler greedy = GreedySampler();
   int32_t first = -1, second = -1, restored = -1;
   ASSERT_EQ(staticlm_sample(gpu.get(), &greedy, &first), STATICLM_OK);
   ASSERT_EQ(staticlm_decode(gpu.get(), first), STATICLM_OK);
@@ -590,9 +589,7 @@ TEST(VulkanSamplingEngineTest, BatchedSequencesSampleTheirOwnRows) {
   std::vector<int32_t> prompt = Prompt(gpu.get());
   ASSERT_EQ(staticlm_seq_prefill(gpu.get(), 0, prompt.data(), prompt.size()), STATICLM_OK);
   ASSERT_EQ(staticlm_seq_prefill(gpu.get(), 1, prompt.data(), prompt.size() - 3), STATICLM_OK);
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
+  const staticlm_sampler greedy = GreedySampler();
   const int32_t vocab = gpu->engine.config().vocab_size;
   for (int step = 0; step < 3; ++step) {
     int32_t tokens[2] = {-1, -1};

@@ -33,15 +33,31 @@ Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* 
   return Status::Ok();
 }
 
-void Barrier(VkCommandBuffer cb, VkAccessFlags dst_access, VkPipelineStageFlags dst_stage) {
+}  // namespace
+
+void WriteDispatchSet(DeviceContext* dc, VkDescriptorSet set, const VkDescriptorBufferInfo* infos) {
+  VkWriteDescriptorSet writes[kStorageBindings + 1];
+  for (int i = 0; i <= kStorageBindings; ++i) {
+    writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = static_cast<uint32_t>(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = i < kStorageBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
+                                                    : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  dc->counters().descriptor_updates.fetch_add(kStorageBindings + 1);
+  vkUpdateDescriptorSets(dc->device(), kStorageBindings + 1, writes, 0, nullptr);
+}
+
+void ShaderWriteBarrier(VkCommandBuffer cb, VkAccessFlags dst_access,
+                        VkPipelineStageFlags dst_stage) {
   VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   m.dstAccessMask = dst_access;
   vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stage, 0, 1, &m, 0, nullptr, 0,
                        nullptr);
 }
-
-}  // namespace
 
 Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkCommandBuffer cb) {
   VkDevice dev = in.dc->device();
@@ -64,26 +80,14 @@ Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkC
       return Status::Error(StatusCode::kOutOfMemory, "cannot allocate a descriptor set");
     }
     VkDescriptorBufferInfo infos[kStorageBindings + 1];
-    VkWriteDescriptorSet writes[kStorageBindings + 1];
-    for (int i = 0; i <= kStorageBindings; ++i) {
-      if (i < kStorageBindings) {
-        STATICLM_RETURN_IF_ERROR(Resolve(in, d.bind[i], &infos[i], &d.pc.base[i]));
-      } else {
-        infos[i] = VkDescriptorBufferInfo{in.step->buffer, 0, in.step->size};
-      }
-      writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = set;
-      writes[i].dstBinding = static_cast<uint32_t>(i);
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = i < kStorageBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                                                      : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
+    for (int i = 0; i < kStorageBindings; ++i) {
+      STATICLM_RETURN_IF_ERROR(Resolve(in, d.bind[i], &infos[i], &d.pc.base[i]));
     }
-    in.dc->counters().descriptor_updates.fetch_add(kStorageBindings + 1);
-    vkUpdateDescriptorSets(dev, kStorageBindings + 1, writes, 0, nullptr);
+    infos[kStorageBindings] = VkDescriptorBufferInfo{in.step->buffer, 0, in.step->size};
+    WriteDispatchSet(in.dc, set, infos);
     if (d.barrier_before) {
-      Barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-              VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+      ShaderWriteBarrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
     }
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
@@ -91,7 +95,7 @@ Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkC
     vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
   }
   // Logits and cache writes become visible to the host once the fence signals.
-  Barrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
+  ShaderWriteBarrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
   if (vkEndCommandBuffer(cb) != VK_SUCCESS) {
     return Status::Error(StatusCode::kInternal, "cannot end recording a command buffer");
   }

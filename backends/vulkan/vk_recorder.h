@@ -26,4 +26,13 @@ struct RecordInputs {
 // Init only. `dispatches` must already hold every dispatch of the plan.
 Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkCommandBuffer cb);
 
+// Writes every binding of a dispatch's descriptor set: storage buffers 0 … kStorageBindings − 1
+// from infos[0 … kStorageBindings − 1], the step's uniform block from infos[kStorageBindings].
+// Init only (counted as descriptor updates).
+void WriteDispatchSet(DeviceContext* dc, VkDescriptorSet set, const VkDescriptorBufferInfo* infos);
+
+// Makes compute-shader writes visible to `dst_access` at `dst_stage`.
+void ShaderWriteBarrier(VkCommandBuffer cb, VkAccessFlags dst_access,
+                        VkPipelineStageFlags dst_stage);
+
 }  // namespace staticlm::vulkan

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backends/vulkan/vk_recorder.h"
+
 namespace staticlm::vulkan {
 namespace {
 
@@ -22,14 +24,6 @@ struct SampleBlock {
 };
 constexpr int32_t kBadLogits = -1;  // SAMPLE_BAD_LOGITS
 constexpr int32_t kAllNegInf = -2;  // SAMPLE_ALL_NEG_INF
-
-void Barrier(VkCommandBuffer cb, VkAccessFlags dst_access, VkPipelineStageFlags dst_stage) {
-  VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  m.dstAccessMask = dst_access;
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stage, 0, 1, &m, 0, nullptr, 0,
-                       nullptr);
-}
 
 Status CheckRequest(const DeviceSampling& s, int32_t vocab) {
   if (s.top_k < 0 || s.top_k > DeviceSampler::kMaxTopK || s.top_k > vocab) {
@@ -126,27 +120,12 @@ Status DeviceSampler::Record(int plan_index, VkPipeline pipeline, VkCommandBuffe
     return Status::Error(StatusCode::kOutOfMemory, "cannot allocate a sampling descriptor set");
   }
   VkDescriptorBufferInfo infos[kStorageBindings + 1];
-  VkWriteDescriptorSet writes[kStorageBindings + 1];
-  for (int i = 0; i <= kStorageBindings; ++i) {
-    if (i == 0) {
-      infos[i] = {buffers.io->buffer, aligned, range};
-    } else if (i == 1) {
-      infos[i] = {block_.buffer, 0, block_.size};
-    } else if (i < kStorageBindings) {
-      infos[i] = {buffers.dummy->buffer, 0, buffers.dummy->size};
-    } else {
-      infos[i] = {buffers.step->buffer, 0, buffers.step->size};
-    }
-    writes[i] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = static_cast<uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = i < kStorageBindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-                                                    : VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  dc_->counters().descriptor_updates.fetch_add(kStorageBindings + 1);
-  vkUpdateDescriptorSets(dc_->device(), kStorageBindings + 1, writes, 0, nullptr);
+  infos[0] = {buffers.io->buffer, aligned, range};
+  infos[1] = {block_.buffer, 0, block_.size};
+  for (int i = 2; i < kStorageBindings; ++i)
+    infos[i] = {buffers.dummy->buffer, 0, buffers.dummy->size};
+  infos[kStorageBindings] = {buffers.step->buffer, 0, buffers.step->size};
+  WriteDispatchSet(dc_, set, infos);
 
   PushConstants pc;
   pc.base[0] = static_cast<uint32_t>((l.offset - aligned) / 4);
@@ -157,14 +136,14 @@ Status DeviceSampler::Record(int plan_index, VkPipeline pipeline, VkCommandBuffe
   if (vkBeginCommandBuffer(cb, &begin) != VK_SUCCESS) {
     return Status::Error(StatusCode::kInternal, "cannot begin recording a command buffer");
   }
-  Barrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
+  ShaderWriteBarrier(cb, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT);
   VkPipelineLayout layout = pipelines_->layout();
   vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
   vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &pc);
   vkCmdDispatch(cb, 1, 1, 1);
-  Barrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
+  ShaderWriteBarrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);
   if (vkEndCommandBuffer(cb) != VK_SUCCESS) {
     return Status::Error(StatusCode::kInternal, "cannot end recording a command buffer");
   }

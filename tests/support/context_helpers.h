@@ -12,7 +12,10 @@
 
 namespace staticlm::test {
 
-using ContextPtr = std::unique_ptr<staticlm_context, void (*)(staticlm_context*)>;
+struct ContextDeleter {
+  void operator()(staticlm_context* c) const { staticlm_destroy(c); }
+};
+using ContextPtr = std::unique_ptr<staticlm_context, ContextDeleter>;
 
 // A context of `model` under `limits`; on failure the test fails with the message and the
 // pointer is null.
@@ -20,7 +23,19 @@ inline ContextPtr CreateContext(const char* model, const staticlm_limits& limits
   staticlm_context* raw = nullptr;
   char error[256] = {0};
   EXPECT_EQ(staticlm_create(model, &limits, &raw, error, sizeof(error)), STATICLM_OK) << error;
-  return ContextPtr(raw, staticlm_destroy);
+  return ContextPtr(raw);
+}
+
+// A context of `model` under `limits`, or null with staticlm_create's message in *error: for
+// tests that skip, rather than fail, when a backend cannot prepare here.
+inline ContextPtr TryCreateContext(const char* model, const staticlm_limits& limits,
+                                   std::string* error) {
+  staticlm_context* raw = nullptr;
+  char message[512] = {0};
+  if (staticlm_create(model, &limits, &raw, message, sizeof(message)) != STATICLM_OK) {
+    *error = message;
+  }
+  return ContextPtr(raw);
 }
 
 // `text` tokenized with BOS (as the model file asks).
