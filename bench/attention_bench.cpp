@@ -3,8 +3,11 @@
 // reads another layer's cache, cycling through all 30 as a decode step does (more than the
 // machine's usable cache), so the figure includes streaming the cache from memory.
 //
-//   attention_bench [--depth 2048] [--reps 7] [--threads 1|2] [--kv f16|f32|q8]
+//   attention_bench [--depth 2048] [--reps 7] [--threads 1|2] [--kv f16|f32|q8|q4]
 //                   [--reference yes|no] [--layers 30] [--isa best|avx2]
+//
+// q4 caches (KIVI, groups of 32 tokens) hold the query's own position in the f32 rings and the
+// rest quantized, as a decode step at that depth does.
 //
 // Reports per layer: µs, the cache bytes read and the bandwidth that implies. With --threads 2
 // the heads are split as the CPU backend splits them (one task per head, claimed in turn).
@@ -28,6 +31,7 @@ namespace {
 
 int kLayers = 30;  // --layers 1: hot (one layer's cache, reused)
 constexpr int kHeads = 9, kKvHeads = 3, kHeadDim = 64;
+constexpr int kQ4Group = 32, kQ4Recent = 32;  // the engine's group; rings for one-token steps
 
 double Seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -35,7 +39,8 @@ double Seconds() {
 
 struct Layer {
   std::vector<uint8_t> k, v;
-  std::vector<float> k_scale, v_scale;
+  std::vector<float> k_side, v_side;      // q8: scales; q4: (scale, min) pairs
+  std::vector<float> k_recent, v_recent;  // q4: the rings
 };
 
 struct Setup {
@@ -46,12 +51,41 @@ struct Setup {
   OpParams params;
 };
 
+// Slots per KV head: depth + 1, rounded up to whole q4 groups.
+int64_t Slots(const Setup& s) {
+  const int64_t slots = s.depth + 1;
+  return s.type == kDTypeKvQ4 ? (slots + kQ4Group - 1) / kQ4Group * kQ4Group : slots;
+}
+
+// A q4 layer: random codes, (scale, min) pairs and ring rows.
+void FillQ4(Layer* l, size_t rows, std::mt19937* rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (std::vector<uint8_t>* t : {&l->k, &l->v}) {
+    t->resize(rows * kHeadDim / 2);
+    for (uint8_t& b : *t) b = static_cast<uint8_t>(byte(*rng));
+  }
+  l->k_side.resize(rows / kQ4Group * 2 * kHeadDim);
+  l->v_side.resize(rows * 2);
+  for (std::vector<float>* t : {&l->k_side, &l->v_side}) {
+    for (size_t i = 0; i < t->size(); ++i) (*t)[i] = dist(*rng) * (i % 2 == 0 ? 0.1f : 1.0f);
+  }
+  for (std::vector<float>* t : {&l->k_recent, &l->v_recent}) {
+    t->resize(size_t{kKvHeads} * kQ4Recent * kHeadDim);
+    for (float& x : *t) x = dist(*rng);
+  }
+}
+
 void Fill(Setup* s, int64_t elem) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  const size_t values = size_t{kKvHeads} * size_t(s->depth + 1) * kHeadDim;
+  const size_t values = size_t{kKvHeads} * size_t(Slots(*s)) * kHeadDim;
   s->layers.resize(kLayers);
   for (Layer& l : s->layers) {
+    if (s->type == kDTypeKvQ4) {
+      FillQ4(&l, values / kHeadDim, &rng);
+      continue;
+    }
     for (std::vector<uint8_t>* t : {&l.k, &l.v}) {
       t->resize(values * size_t(elem));
       for (size_t i = 0; i < values; ++i) {
@@ -66,20 +100,25 @@ void Fill(Setup* s, int64_t elem) {
         }
       }
     }
-    l.k_scale.assign(values / kHeadDim, 0.01f);
-    l.v_scale.assign(values / kHeadDim, 0.01f);
+    l.k_side.assign(values / kHeadDim, 0.01f);
+    l.v_side.assign(values / kHeadDim, 0.01f);
   }
   s->q.resize(kHeads * kHeadDim);
   for (float& x : s->q) x = dist(rng);
-  s->scores.resize(size_t{kHeads} * size_t(s->depth + 1));
+  s->scores.resize(size_t{kHeads} * size_t(Slots(*s)));
   s->out.resize(kHeads * kHeadDim);
   OpParams& p = s->params;
   p.n_heads = kHeads;
   p.n_kv_heads = kKvHeads;
   p.head_dim = kHeadDim;
   p.scale = 0.125f;
-  p.cache_slots = s->depth + 1;
+  p.cache_slots = static_cast<int32_t>(Slots(*s));
   p.kv_quant = s->type == kDTypeI8 ? KvQuant::kQ8 : KvQuant::kNone;
+  if (s->type == kDTypeKvQ4) {
+    p.kv_quant = KvQuant::kQ4;
+    p.kv_group = kQ4Group;
+    p.recent_slots = kQ4Recent;
+  }
 }
 
 ref::KvCacheView View(Setup& s, int layer) {
@@ -89,9 +128,13 @@ ref::KvCacheView View(Setup& s, int layer) {
   c.type = s.type;
   c.k = l.k.data();
   c.v = l.v.data();
-  if (s.type == kDTypeI8) {
-    c.k_side = l.k_scale.data();
-    c.v_side = l.v_scale.data();
+  if (s.type == kDTypeI8 || s.type == kDTypeKvQ4) {
+    c.k_side = l.k_side.data();
+    c.v_side = l.v_side.data();
+  }
+  if (s.type == kDTypeKvQ4) {
+    c.k_recent = l.k_recent.data();
+    c.v_recent = l.v_recent.data();
   }
   return c;
 }
@@ -150,7 +193,14 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "attention_bench: bad --depth, --reps or --threads\n");
     return 2;
   }
-  s.type = kv == "f32" ? DType::kF32 : kv == "q8" ? kDTypeI8 : DType::kF16;
+  if (kv != "f16" && kv != "f32" && kv != "q8" && kv != "q4") {
+    std::fprintf(stderr, "attention_bench: --kv takes f16, f32, q8 or q4\n");
+    return 2;
+  }
+  s.type = kv == "f32"  ? DType::kF32
+           : kv == "q8" ? kDTypeI8
+           : kv == "q4" ? kDTypeKvQ4
+                        : DType::kF16;
   const int64_t elem = s.type == DType::kF32 ? 4 : s.type == DType::kF16 ? 2 : 1;
   Fill(&s, elem);
   const char* name = "";
@@ -159,7 +209,10 @@ int Run(int argc, char** argv) {
   if (isa == "avx2") features.avx512f = false;
   AttentionFn fast = SelectAttention(features, kHeadDim, &name, &groups);
   const int per_task = groups ? kHeads / kKvHeads : 1;
-  const double bytes = 2.0 * kKvHeads * (s.depth + 1) * kHeadDim * double(elem);
+  // q4: codes of keys and values, each group's key (scale, min) pairs, each value's pair.
+  const double bytes = s.type == kDTypeKvQ4
+                           ? kKvHeads * (s.depth + 1) * (kHeadDim + 8.0 * kHeadDim / kQ4Group + 8.0)
+                           : 2.0 * kKvHeads * (s.depth + 1) * kHeadDim * double(elem);
   std::vector<double> t_fast, t_ref;
   const int calls = kLayers * 4;
   for (int r = 0; r < reps; ++r) {

@@ -1,6 +1,6 @@
 // The SIMD attention kernels (AVX-512 and AVX2, or NEON on arm64) against ref::Attention on random
 // data of awkward sizes, for every cache policy (static, sliding window, sinks) and storage (f16,
-// f32, q8): only the order of float additions (and e^x, within 2 ulp) may differ.
+// f32, q8, q4): only the order of float additions (and e^x, within 2 ulp) may differ.
 #include <cmath>
 #include <random>
 #include <string>
@@ -28,6 +28,7 @@ struct Case {
   int32_t first;
   CachePolicy policy = CachePolicy::kStatic;
   int32_t window = 0, sinks = 0;
+  int32_t group = 0, recent = 0;  // q4: tokens per key group, ring slots
 };
 
 // The SIMD kernels this CPU runs for heads of `hd`: the best one and, on an AVX-512 machine,
@@ -53,9 +54,14 @@ void Compare(DType type, const Case& c) {
   auto k = Random(size_t(total * c.kv_heads * c.hd), 1);
   auto v = Random(size_t(total * c.kv_heads * c.hd), 2);
   auto q = Random(size_t(c.rows * c.heads * c.hd), 3);
+  const bool q4 = type == kDTypeKvQ4;
   const size_t elem = type == DType::kF32 ? 4 : (type == DType::kF16 ? 2 : 1);
-  std::vector<uint8_t> kc(size_t(c.kv_heads * c.slots * c.hd) * elem), vc(kc.size());
-  std::vector<float> ks(size_t(c.kv_heads * c.slots)), vs(ks.size());
+  std::vector<uint8_t> kc(size_t(c.kv_heads * c.slots * c.hd) * elem / (q4 ? 2 : 1)), vc(kc.size());
+  // q8: a scale per row; q4: keys (scale, min) per group and channel, values per row.
+  std::vector<float> ks(size_t(c.kv_heads * c.slots) *
+                        (q4 ? 2 * size_t(c.hd) / size_t(c.group) : 1));
+  std::vector<float> vs(size_t(c.kv_heads * c.slots) * (q4 ? 2 : 1));
+  std::vector<float> kr(size_t(c.kv_heads * c.recent * c.hd)), vr(kr.size());
   ref::KvCacheView cache;
   OpParams& p = cache.params;
   p.n_heads = int32_t(c.heads);
@@ -67,13 +73,19 @@ void Compare(DType type, const Case& c) {
   p.window = c.window;
   p.sinks = c.sinks;
   p.cache_slots = int32_t(c.slots);
-  p.kv_quant = type == kDTypeI8 ? KvQuant::kQ8 : KvQuant::kNone;
+  p.kv_quant = type == kDTypeI8 ? KvQuant::kQ8 : (q4 ? KvQuant::kQ4 : KvQuant::kNone);
+  p.kv_group = c.group;
+  p.recent_slots = c.recent;
   cache.type = type;
   cache.k = kc.data();
   cache.v = vc.data();
-  if (type == kDTypeI8) {
+  if (type == kDTypeI8 || q4) {
     cache.k_side = ks.data();
     cache.v_side = vs.data();
+  }
+  if (q4) {
+    cache.k_recent = kr.data();
+    cache.v_recent = vr.data();
   }
   // Positions before `first` one at a time (a ring overwrites as it goes), then the step's rows
   // in one store, as the engine does.
@@ -128,12 +140,52 @@ TEST(FastAttentionTest, MatchesReferenceOnRings) {
   }
 }
 
+// q4 (KIVI): keys per channel over groups of `group` tokens, values per token, the tokens past
+// the last whole group in f32 rings of `recent` slots (≥ group + rows − 1).
+TEST(FastAttentionTest, MatchesReferenceOnQ4Caches) {
+  const DType q4 = kDTypeKvQ4;
+  const CachePolicy s = CachePolicy::kStatic;
+  // Decode deep in a static cache: all quantized (the step completes a group), or a group and a
+  // half in the rings; the first position (all in the ring).
+  Compare(q4, {9, 3, 64, 2048, 1, 2047, s, 0, 0, 32, 32});
+  Compare(q4, {9, 3, 64, 2048, 1, 2040, s, 0, 0, 32, 32});
+  Compare(q4, {9, 3, 64, 64, 1, 0, s, 0, 0, 32, 32});
+  // Prefill steps that straddle the quantized/ring boundary: rows before it read only the
+  // quantized cache, rows after it the rings too; rings that wrap inside a step.
+  Compare(q4, {6, 2, 16, 64, 13, 20, s, 0, 0, 8, 20});
+  Compare(q4, {4, 4, 16, 64, 37, 0, s, 0, 0, 8, 44});
+  Compare(q4, {10, 2, 80, 64, 3, 40, s, 0, 0, 16, 20});
+  // Group sizes 1 (nothing in the rings after a step) and 3; awkward head sizes: 48 (16 · 3),
+  // 128 with groups of 8 query heads (served four at a time), 24 (AVX2 only), 8 and 256.
+  Compare(q4, {6, 2, 32, 40, 5, 11, s, 0, 0, 1, 5});
+  Compare(q4, {6, 3, 48, 33, 4, 26, s, 0, 0, 3, 7});
+  Compare(q4, {16, 2, 128, 72, 2, 60, s, 0, 0, 8, 12});
+  Compare(q4, {3, 1, 24, 100, 3, 96, s, 0, 0, 4, 10});
+  Compare(q4, {2, 1, 8, 16, 3, 5, s, 0, 0, 4, 6});
+  Compare(q4, {4, 1, 256, 64, 2, 33, s, 0, 0, 16, 17});
+}
+
+TEST(FastAttentionTest, MatchesReferenceOnQ4Rings) {
+  const DType q4 = kDTypeKvQ4;
+  const CachePolicy w = CachePolicy::kSlidingWindow;
+  // Sliding window W = 16 in R = 20 slots (chunks of C = 5), then far past the ring's size; the
+  // window starts inside a key group.
+  Compare(q4, {6, 2, 16, 20, 5, 3, w, 16, 0, 4, 8});
+  Compare(q4, {6, 2, 16, 20, 5, 97, w, 16, 0, 4, 8});
+  Compare(q4, {6, 2, 16, 24, 5, 101, w, 16, 0, 8, 15});
+  Compare(q4, {6, 2, 16, 20, 5, 61, w, 16, 0, 1, 5});
+  Compare(q4, {9, 3, 64, 64, 1, 300, w, 64, 0, 32, 32});
+  Compare(q4, {9, 3, 64, 96, 1, 517, w, 64, 0, 32, 40});
+}
+
 // NEON takes head sizes in multiples of 4 (AVX2: 8); on x86 this skips.
 TEST(FastAttentionTest, MatchesReferenceOnHeadSizesOfFour) {
   for (DType type : {DType::kF16, DType::kF32}) {
     Compare(type, {6, 2, 12, 40, 5, 30});
     Compare(type, {6, 3, 20, 20, 5, 97, CachePolicy::kSink, 16, 4});
   }
+  Compare(kDTypeKvQ4, {6, 2, 12, 40, 5, 30, CachePolicy::kStatic, 0, 0, 8, 12});
+  Compare(kDTypeKvQ4, {6, 3, 20, 24, 5, 97, CachePolicy::kSlidingWindow, 16, 0, 4, 8});
 }
 
 TEST(FastAttentionTest, HeadSizesTheSimdKernelCannotTakeUseTheReference) {

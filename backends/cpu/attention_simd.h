@@ -39,7 +39,8 @@ struct KvRows {
 using AttendOneFn = void (*)(const float* q, int64_t position, const OpParams& p, const KvRows& k,
                              const KvRows& v, float* scores, float* out);
 
-// ref::Attention's contract, each (row, head) by `attend`; q4 caches go to ref::Attention.
+// ref::Attention's contract, each (row, head) by `attend`; q4 caches go to ref::Attention (the
+// callers route them to their q4 kernels first).
 inline void AttendHeads(AttendOneFn attend, const float* q, int64_t rows, int32_t first_position,
                         const ref::KvCacheView& cache, float* scores_all, float* out,
                         int64_t head_begin, int64_t head_end) {

@@ -37,6 +37,29 @@ inline uint32x4_t TailMaskNeon(int64_t count) {
   return vcltq_u32(vld1q_u32(lanes), vdupq_n_u32(static_cast<uint32_t>(count)));
 }
 
+// x[i] = e^(x[i] − max_value) for i < n; returns their sum (four lanes, then SumNeon). Softmax
+// and both attention kernels share it, so they exponentiate and sum in the same order.
+inline float ExpSumInPlaceNeon(float* x, int64_t n, float max_value) {
+  const float32x4_t m = vdupq_n_f32(max_value);
+  float32x4_t sum = vdupq_n_f32(0.0f);
+  const int64_t full = n / 4 * 4;
+  for (int64_t i = 0; i < full; i += 4) {
+    const float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(x + i), m));
+    vst1q_f32(x + i, e);
+    sum = vaddq_f32(sum, e);
+  }
+  if (full < n) {  // the tail through a padded copy; the unused lanes are not added
+    float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t i = full; i < n; ++i) tail[i - full] = x[i];
+    float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(tail), m));
+    e = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), TailMaskNeon(n - full)));
+    vst1q_f32(tail, e);
+    for (int64_t i = full; i < n; ++i) x[i] = tail[i - full];
+    sum = vaddq_f32(sum, e);
+  }
+  return SumNeon(sum);
+}
+
 }  // namespace staticlm::cpu
 
 #endif

@@ -166,7 +166,31 @@ STATICLM_AVX2 void AttendOneHead(const float* qh, int64_t position, const OpPara
 void AttentionAvx2(const float* q, int64_t rows, int32_t first_position,
                    const ref::KvCacheView& cache, float* scores_all, float* out, int64_t head_begin,
                    int64_t head_end) {
+  if (cache.params.kv_quant == KvQuant::kQ4) {
+    detail::AttentionQ4Avx2(q, rows, first_position, cache, scores_all, out, head_begin, head_end);
+    return;
+  }
   AttendHeads(AttendOneHead, q, rows, first_position, cache, scores_all, out, head_begin, head_end);
+}
+
+// The AVX-512 kernels for every cache type: q4 caches take their own.
+void AttentionAvx512AnyCache(const float* q, int64_t rows, int32_t first_position,
+                             const ref::KvCacheView& cache, float* scores, float* out,
+                             int64_t head_begin, int64_t head_end) {
+  const AttentionFn fn =
+      cache.params.kv_quant == KvQuant::kQ4 ? detail::AttentionQ4Avx512 : detail::AttentionAvx512;
+  fn(q, rows, first_position, cache, scores, out, head_begin, head_end);
+}
+#endif
+
+#if defined(__aarch64__)
+// The NEON kernels for every cache type: q4 caches take their own.
+void AttentionNeonAnyCache(const float* q, int64_t rows, int32_t first_position,
+                           const ref::KvCacheView& cache, float* scores, float* out,
+                           int64_t head_begin, int64_t head_end) {
+  const AttentionFn fn =
+      cache.params.kv_quant == KvQuant::kQ4 ? detail::AttentionQ4Neon : detail::AttentionNeon;
+  fn(q, rows, first_position, cache, scores, out, head_begin, head_end);
 }
 #endif
 
@@ -180,7 +204,7 @@ AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const
       detail::Avx512AttentionTakes(head_dim)) {
     *name = "avx512";
     if (serves_groups != nullptr) *serves_groups = true;
-    return detail::AttentionAvx512;
+    return AttentionAvx512AnyCache;
   }
   if (features.avx2 && features.fma && features.f16c && head_dim % 8 == 0) {
     *name = "avx2";
@@ -190,7 +214,7 @@ AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const
 #if defined(__aarch64__)
   if (features.neon && head_dim % 4 == 0) {
     *name = "neon";
-    return detail::AttentionNeon;
+    return AttentionNeonAnyCache;
   }
 #endif
   (void)features;

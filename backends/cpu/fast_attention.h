@@ -1,7 +1,7 @@
 // Fast attention (AVX-512 or AVX2 + FMA + F16C on x86-64, NEON on arm64) over every cache policy,
-// for F16, F32 and q8 caches, with the contract of ref::Attention: same arguments, same results up
-// to the order of float additions (q4 caches are handed to ref::Attention). Each (row, head) is
-// computed by one call in a fixed order, so results do not depend on threads.
+// for F16, F32, q8 and q4 caches (q4: fast_attention_q4.h), with the contract of ref::Attention:
+// same arguments, same results up to the order of float additions. Each (row, head) is computed
+// by one call in a fixed order, so results do not depend on threads.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +17,10 @@ using AttentionFn = void (*)(const float* q, int64_t rows, int32_t first_positio
 
 // The fastest attention `features` allow for heads of `head_dim`: AVX-512 (a multiple of 16, at
 // most 256; serves the query heads of a KV head together), AVX2 (a multiple of 8), NEON (of 4),
-// else ref::Attention. *name receives "avx512", "avx2", "neon" or "reference"; *serves_groups
-// (when given) whether a call is fastest with whole KV-head groups of heads
-// [g · n_heads / kv_heads, (g + 1) · n_heads / kv_heads) rather than one head. Init only.
+// else ref::Attention; every cache type, q4 through the ISA's q4 kernel. *name receives
+// "avx512", "avx2", "neon" or "reference"; *serves_groups (when given) whether a call is fastest
+// with whole KV-head groups of heads [g · n_heads / kv_heads, (g + 1) · n_heads / kv_heads) rather
+// than one head. Init only.
 AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name,
                             bool* serves_groups = nullptr);
 
@@ -30,12 +31,24 @@ bool Avx512AttentionTakes(int64_t head_dim);
 void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
                      const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                      int64_t head_end);
+// backends/cpu/fast_attention_q4_avx512.cpp and _avx2.cpp: q4 caches only; AVX-512 takes
+// Avx512AttentionTakes head sizes and serves KV-head groups, AVX2 multiples of 8.
+void AttentionQ4Avx512(const float* q, int64_t rows, int32_t first_position,
+                       const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                       int64_t head_end);
+void AttentionQ4Avx2(const float* q, int64_t rows, int32_t first_position,
+                     const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                     int64_t head_end);
 #endif
 #if defined(__aarch64__)
 // backends/cpu/fast_attention_neon.cpp
 void AttentionNeon(const float* q, int64_t rows, int32_t first_position,
                    const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                    int64_t head_end);
+// backends/cpu/fast_attention_q4_neon.cpp: q4 caches only, head sizes of a multiple of 4.
+void AttentionQ4Neon(const float* q, int64_t rows, int32_t first_position,
+                     const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                     int64_t head_end);
 #endif
 }  // namespace detail
 

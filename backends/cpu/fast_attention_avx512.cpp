@@ -2,8 +2,8 @@
 // attention): each key and value row is loaded and converted once for up to four heads, and
 // the dot products are summed four keys per reduction. At decode depth the cache is read from
 // memory once per KV head instead of once per query head, and the arithmetic per (head, key)
-// is a fraction of the AVX2 kernel's. Same contract and cache policies as ref::Attention; q4
-// caches go to ref::Attention.
+// is a fraction of the AVX2 kernel's. Same contract and cache policies as ref::Attention, for
+// f16, f32 and q8 caches (q4: fast_attention_q4_avx512.cpp; SelectAttention routes them).
 #include <cmath>
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // The NEON attention kernel (arm64): the AVX2 kernel's algorithm (fast_attention.cpp) on four
 // lanes. Same contract as ref::Attention up to the order of float additions and e^x (a
-// polynomial within 2 ulp of expf); q4 caches go to ref::Attention.
+// polynomial within 2 ulp of expf); q4 caches are fast_attention_q4_neon.cpp's.
 #if defined(__aarch64__)
 #include <arm_neon.h>
 
@@ -40,29 +40,6 @@ float Dot(const float* qh, const KvRows& k, int64_t slot, int64_t hd) {
     acc = vfmaq_f32(acc, vld1q_f32(qh + d), Load4(k, slot * hd + d));
   }
   return SumNeon(acc) * RowScale(k, slot);
-}
-
-// scores[i] = e^(scores[i] − max_score) for i < n; returns their sum.
-float ExpInPlace(float* scores, int64_t n, float max_score) {
-  const float32x4_t m = vdupq_n_f32(max_score);
-  float32x4_t sum = vdupq_n_f32(0.0f);
-  const int64_t full = n / 4 * 4;
-  for (int64_t i = 0; i < full; i += 4) {
-    float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(scores + i), m));
-    vst1q_f32(scores + i, e);
-    sum = vaddq_f32(sum, e);
-  }
-  if (full < n) {  // the tail through a padded copy; the unused lanes are not added
-    float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int64_t i = full; i < n; ++i) tail[i - full] = scores[i];
-    float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(tail), m));
-    const uint32x4_t used = TailMaskNeon(n - full);
-    e = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), used));
-    vst1q_f32(tail, e);
-    for (int64_t i = full; i < n; ++i) scores[i] = tail[i - full];
-    sum = vaddq_f32(sum, e);
-  }
-  return SumNeon(sum);
 }
 
 // acc[j] += s · the row's 4 values at d0 + 4j, for j < blocks (≤ 16): one pass over the row.
@@ -127,7 +104,7 @@ void AttendOneHead(const float* qh, int64_t position, const OpParams& p, const K
     max_score = scores[n] > max_score ? scores[n] : max_score;
     ++n;
   }
-  const float inv_sum = 1.0f / ExpInPlace(scores, n, max_score);
+  const float inv_sum = 1.0f / ExpSumInPlaceNeon(scores, n, max_score);
   AccumulateValues(scores, p, span, position, v, inv_sum, oh);
   if (hadamard) Hadamard(oh, hd);
 }

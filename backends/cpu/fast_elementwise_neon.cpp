@@ -52,23 +52,7 @@ void SoftmaxNeon(float* x, int64_t n) {
   for (int64_t i = 0; i < full; i += 4) vmax = vmaxq_f32(vmax, vld1q_f32(x + i));
   max_value = vmaxvq_f32(vmax);
   for (int64_t i = full; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;
-  const float32x4_t m = vdupq_n_f32(max_value);
-  float32x4_t sum = vdupq_n_f32(0.0f);
-  for (int64_t i = 0; i < full; i += 4) {
-    float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(x + i), m));
-    vst1q_f32(x + i, e);
-    sum = vaddq_f32(sum, e);
-  }
-  if (full < n) {  // the tail through a padded copy; the unused lanes are not added
-    float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int64_t i = full; i < n; ++i) tail[i - full] = x[i];
-    float32x4_t e = ExpNeon(vsubq_f32(vld1q_f32(tail), m));
-    e = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), TailMaskNeon(n - full)));
-    vst1q_f32(tail, e);
-    for (int64_t i = full; i < n; ++i) x[i] = tail[i - full];
-    sum = vaddq_f32(sum, e);
-  }
-  const float inv = 1.0f / SumNeon(sum);
+  const float inv = 1.0f / ExpSumInPlaceNeon(x, n, max_value);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
