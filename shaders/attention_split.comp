@@ -21,53 +21,7 @@
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;
 
-// k_at / v_at (kv = the position's first element, d the dimension) after at_position(t, row)
-// has chosen where position t's key and value are.
-#if KV_TYPE == 1
-void at_position(uint t, uint row, uint step_end) {}
-float half_at(uint w, uint e) { return unpackHalf2x16((e & 1u) != 0u ? w >> 16 : w).x; }
-float k_at(uint kv, uint d) { uint e = kv + d; return half_at(b1[pc.base1 + (e >> 1)], e); }
-float v_at(uint kv, uint d) { uint e = kv + d; return half_at(b2[pc.base2 + (e >> 1)], e); }
-#elif KV_TYPE == 2
-#include "hadamard.glsl"
-// q8: the scales are applied once per position (to the dot product and to p), not per element.
-void at_position(uint t, uint row, uint step_end) {}
-float i8_at(uint w, uint e) { return float(bitfieldExtract(int(w), int(8u * (e & 3u)), 8)); }
-float k_at(uint kv, uint d) { uint e = kv + d; return i8_at(b1[pc.base1 + (e >> 2)], e); }
-float v_at(uint kv, uint d) { uint e = kv + d; return i8_at(b2[pc.base2 + (e >> 2)], e); }
-#elif KV_TYPE == 3
-// q4: positions from the step's last whole group on are read from the full-precision rings
-// (b6, b7; recent_slots pc.i); the others are nibbles, keys with a (scale, min) per channel
-// of their group (b4), values with a (scale, min) per token (b5). kv_group is pc.h.
-bool in_ring;
-uint ring, key_params;
-float v_scale4, v_min4;
-void at_position(uint t, uint row, uint step_end) {
-  uint hd = pc.c;
-  in_ring = t >= step_end / pc.h * pc.h;
-  ring = ((row / pc.d) * pc.i + t % pc.i) * hd;
-  uint slot = row % pc.d;
-  key_params = pc.base4 + ((row / pc.d) * (pc.d / pc.h) + slot / pc.h) * 2u * hd;
-  v_scale4 = uintBitsToFloat(b5[pc.base5 + row * 2u]);
-  v_min4 = uintBitsToFloat(b5[pc.base5 + row * 2u + 1u]);
-}
-float nibble_at(uint w, uint e) { return float((w >> (4u * (e & 7u))) & 15u); }
-float k_at(uint kv, uint d) {
-  if (in_ring) return uintBitsToFloat(b6[pc.base6 + ring + d]);
-  uint e = kv + d;
-  return nibble_at(b1[pc.base1 + (e >> 3)], e) * uintBitsToFloat(b4[key_params + d]) +
-         uintBitsToFloat(b4[key_params + pc.c + d]);
-}
-float v_at(uint kv, uint d) {
-  if (in_ring) return uintBitsToFloat(b7[pc.base7 + ring + d]);
-  uint e = kv + d;
-  return nibble_at(b2[pc.base2 + (e >> 3)], e) * v_scale4 + v_min4;
-}
-#else
-void at_position(uint t, uint row, uint step_end) {}
-float k_at(uint kv, uint d) { return uintBitsToFloat(b1[pc.base1 + kv + d]); }
-float v_at(uint kv, uint d) { return uintBitsToFloat(b2[pc.base2 + kv + d]); }
-#endif
+#include "kv_read.glsl"
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
@@ -87,17 +41,8 @@ void main() {
     o[d] = 0.0;
   }
   if (span.sink_end > 0u && t0 < span.sink_end) {
-    // Rotated by delta = cache_position − position ≤ 0, as RotateQuery in
-    // backends/cpu/ref_kv_load.cpp (the host computed the row's cos and sin in double).
-    uint pairs = hd / 2u;
-    for (uint p = 0u; p < pairs; ++p) {
-      uint t = pc.base6 + (r * pairs + p) * 2u;
-      float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
-      precise float y0 = q[2u * p] * c - q[2u * p + 1u] * sn;
-      precise float y1 = q[2u * p] * sn + q[2u * p + 1u] * c;
-      qs[2u * p] = y0;
-      qs[2u * p + 1u] = y1;
-    }
+    for (uint d = 0u; d < hd; ++d) qs[d] = q[d];
+    rotate_for_sinks(qs, r, hd);
 #if KV_TYPE == 2
     hadamard(qs, hd);
 #endif
@@ -120,8 +65,8 @@ void main() {
       for (uint d = 0u; d < hd; ++d) dot_qk += q[d] * k_at(kv, d);
     }
 #if KV_TYPE == 2
-    dot_qk *= uintBitsToFloat(b4[pc.base4 + row]);
-    float v_scale = uintBitsToFloat(b5[pc.base5 + row]);
+    dot_qk *= k_scale_at(row);
+    float v_scale = v_scale_at(row);
 #else
     float v_scale = 1.0;
 #endif

@@ -61,6 +61,11 @@ foreach(kv f32=0 f16=1 q8=2 q4=3)
   add_shader_variant(kv_store_${kname} kv_store.comp KV_TYPE=${kid})
   foreach(hd 64 128)
     add_shader_variant(attention_split_${kname}_hd${hd} attention_split.comp KV_TYPE=${kid} HD=${hd})
+    # Workgroups of 128 invocations on CPU devices, 64 on GPUs (vk_dispatch.cpp).
+    foreach(wg 64 128)
+      add_shader_variant(attention_tiled_${kname}_hd${hd}_w${wg} attention_tiled.comp
+                         KV_TYPE=${kid} HD=${hd} WG=${wg})
+    endforeach()
   endforeach()
 endforeach()
 add_shader_variant(attention_combine attention_combine.comp)

@@ -14,6 +14,7 @@
 
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_VULKAN)
+#include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vulkan_backend.h"
 #endif
 
@@ -248,6 +249,8 @@ struct CacheCase {
   CachePolicy policy = CachePolicy::kStatic;
   int32_t window = 0, sinks = 0, hd = 64, chunk = 9, max_context = 304;
   int32_t group = 8;  // q4's kv_group
+  int32_t heads = 6, kv_heads = 2;
+  int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
   // Sequences the cache holds; rows_are_sequences: a batched plan (chunk = batch, a row per
   // sequence), else steps go to StepParams::sequence's part.
   int32_t batch = 1;
@@ -289,8 +292,26 @@ void ExpectQ4CodesClose(const PlanHarness& h, const RunResult& cpu, const RunRes
   if (off_by_one > 0) std::printf("%s: %lld codes off by one\n", c.name, (long long)off_by_one);
 }
 
+// The shader the plan's attention op runs first: prefill plans (rows of one sequence) the
+// tiled kernel, decode and batched plans the split one.
+std::string AttentionShader(const PlanHarness& h, int style) {
+  vulkan::RopeRows rope;
+  rope.AddPlan(h.plan);
+  std::vector<vulkan::Dispatch> dispatches;
+  uint64_t scratch = 0;
+  vulkan::DispatchOptions options;
+  options.matmul_style = style;
+  Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
+  EXPECT_TRUE(s.ok()) << s.message();
+  for (const vulkan::Dispatch& d : dispatches) {
+    if (std::strncmp(d.shader, "attention_", 10) == 0) return d.shader;
+  }
+  return "";
+}
+
 void RunCacheCase(const CacheCase& cc) {
-  const int32_t chunk = cc.rows_are_sequences ? cc.batch : cc.chunk, heads = 6, kv_heads = 2;
+  const int32_t chunk = cc.rows_are_sequences ? cc.batch : cc.chunk;
+  const int32_t heads = cc.heads, kv_heads = cc.kv_heads;
   const int32_t hd = cc.hd, per_sequence = cc.rows_are_sequences ? 1 : chunk;
   const bool q8 = cc.quant == KvQuant::kQ8, q4 = cc.quant == KvQuant::kQ4;
   int32_t slots = cc.policy == CachePolicy::kStatic ? cc.max_context : cc.window + per_sequence - 1;
@@ -353,13 +374,19 @@ void RunCacheCase(const CacheCase& cc) {
     h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
   }
   h.Allocate();
+  const bool tiled = chunk > 1 && !cc.rows_are_sequences;
+  const std::string shader = AttentionShader(h, cc.style);
+  EXPECT_EQ(shader.rfind(tiled ? "attention_tiled_" : "attention_split_", 0), 0u) << shader;
+  if (tiled) {
+    EXPECT_EQ(shader.substr(shader.size() - 4), cc.style == 1 ? "_w64" : "w128");
+  }
   PutFloats(h, q, RandomFloats(chunk * heads * hd, 50));
   PutFloats(h, k, RandomFloats(chunk * kv_heads * hd, 51));
   PutFloats(h, v, RandomFloats(chunk * kv_heads * hd, 52));
   // Random bytes everywhere in the cache: a slot read before it is written shows.
   std::mt19937 rng(53);
   for (uint8_t& byte : h.bytes[int(BufferId::kKvCache)]) byte = uint8_t(rng() % 61);
-  RUN_OR_SKIP(r, h, cc.steps);
+  RUN_OR_SKIP(r, h, cc.steps, cc.style);
   ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
   for (size_t i = 0; i < cc.steps.size(); ++i) {
     const StepParams& step = cc.steps[i];
@@ -574,6 +601,95 @@ TEST(VulkanKernelsTest, OneSequenceStepsIntoItsPart) {
     cc.steps = {{7, 0, 2},  {9, 0, 0},  {9, 7, 2},  {1, 9, 0}, {8, 16, 2},
                 {9, 10, 0}, {3, 24, 2}, {5, 19, 0}, {7, 0, 3}, {1, 27, 2}};
     RunCacheCase(cc);
+  }
+}
+
+// Prefill chunks through the tiled kernel, every policy × cache type, both workgroup sizes
+// (CPU 128, GPU 64): chunks of 50 rows over tiles of 42 or 21 rows (6 query heads over 2 KV
+// heads: WG / 3 rows), of 21 or 10 (6 over 1) and of 32 or 16 (4 over 4), steps of every length
+// starting mid-cache, and rings driven far past max_context; the 2-sequence cache puts each
+// chunk into its own sequence's part.
+struct TiledMode {
+  CachePolicy policy;
+  KvQuant quant;
+  DType kv;
+};
+const TiledMode kTiledModes[] = {
+    {CachePolicy::kStatic, KvQuant::kNone, DType::kF32},
+    {CachePolicy::kStatic, KvQuant::kNone, DType::kF16},
+    {CachePolicy::kStatic, KvQuant::kQ8, DType::kF16},
+    {CachePolicy::kStatic, KvQuant::kQ4, DType::kF16},
+    {CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF32},
+    {CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF16},
+    {CachePolicy::kSlidingWindow, KvQuant::kQ8, DType::kF16},
+    {CachePolicy::kSlidingWindow, KvQuant::kQ4, DType::kF16},
+    {CachePolicy::kSink, KvQuant::kNone, DType::kF32},
+    {CachePolicy::kSink, KvQuant::kNone, DType::kF16},
+    {CachePolicy::kSink, KvQuant::kQ8, DType::kF16},
+};
+
+CacheCase TiledCase(const TiledMode& m, int32_t hd, int32_t heads, int32_t kv_heads) {
+  CacheCase cc;
+  cc.kv = m.kv;
+  cc.quant = m.quant;
+  cc.policy = m.policy;
+  cc.hd = hd;
+  cc.heads = heads;
+  cc.kv_heads = kv_heads;
+  cc.chunk = 50;
+  cc.max_context = 400;
+  cc.window = m.policy == CachePolicy::kStatic ? 0 : 37;
+  cc.sinks = m.policy == CachePolicy::kSink ? 5 : 0;
+  cc.batch = 2;
+  cc.steps = {{50, 0, 1},   {23, 0, 0},  {1, 50, 1},  {49, 51, 1}, {22, 23, 0},
+              {50, 100, 1}, {2, 150, 1}, {50, 45, 0}, {31, 152, 1}};
+  return cc;
+}
+
+TEST(VulkanKernelsTest, TiledPrefillEveryPolicyAndType) {
+  for (int style : {0, 1}) {
+    for (const TiledMode& m : kTiledModes) {
+      // Head sizes: q8 a power of two, q4 a multiple of 8, else one not a multiple of 4.
+      const int32_t awkward = m.quant == KvQuant::kQ8 ? 64 : (m.quant == KvQuant::kQ4 ? 96 : 66);
+      for (int32_t hd : {awkward, 128}) {
+        SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
+                     std::to_string(int(m.quant)) + " " + DTypeName(m.kv) + " hd " +
+                     std::to_string(hd) + " style " + std::to_string(style));
+        CacheCase cc = TiledCase(m, hd, 6, 2);
+        cc.style = style;
+        RunCacheCase(cc);
+      }
+    }
+  }
+}
+
+TEST(VulkanKernelsTest, TiledPrefillHeadGroups) {
+  for (int style : {0, 1}) {
+    for (const TiledMode& m : kTiledModes) {
+      for (auto [heads, kv_heads] : {std::pair{6, 1}, std::pair{4, 4}}) {
+        SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
+                     std::to_string(int(m.quant)) + " heads " + std::to_string(heads) + "/" +
+                     std::to_string(kv_heads) + " style " + std::to_string(style));
+        CacheCase cc = TiledCase(m, 64, heads, kv_heads);
+        cc.style = style;
+        RunCacheCase(cc);
+      }
+    }
+  }
+}
+
+TEST(VulkanKernelsTest, TiledPrefillRingsPastMaxContext) {
+  for (int style : {0, 1}) {
+    for (const TiledMode& m : kTiledModes) {
+      if (m.policy == CachePolicy::kStatic) continue;
+      SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
+                   std::to_string(int(m.quant)) + " style " + std::to_string(style));
+      CacheCase cc = TiledCase(m, 64, 6, 2);
+      cc.batch = 1;
+      cc.style = style;
+      cc.steps = {{50, 2000000}, {1, 2000050}, {50, 2000051}, {27, 2000101}, {50, 2000128}};
+      RunCacheCase(cc);
+    }
   }
 }
 

@@ -257,28 +257,17 @@ struct Translator {
     return Status::Ok();
   }
 
-  Status Attention(const Op& op) {
+  // The bindings and push constants attention_split and attention_tiled share (b3 and e are
+  // each its own).
+  Status AttentionCommon(const Op& op, const char* shader, Dispatch** out) {
     const TensorRegion& cache = T(op.inputs[1]);
-    const char* type = nullptr;
-    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
     const OpParams& p = op.params;
-    const TensorRegion& o = T(op.outputs[0]);
-    uint64_t rows = static_cast<uint64_t>(o.shape[0]);
-    uint64_t heads = static_cast<uint64_t>(p.n_heads);
-    uint64_t splits = std::clamp<uint64_t>(options.attention_splits_budget / (rows * heads), 1, 64);
-    uint64_t hd = static_cast<uint64_t>(p.head_dim);
-    uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
-    *scratch_bytes = std::max(*scratch_bytes, scratch);
     Region table;
     if (p.cache_policy == CachePolicy::kSink) STATICLM_RETURN_IF_ERROR(RopeRegion(op, &table));
-    char shader[40];
-    std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d", type,
-                  p.head_dim <= 64 ? 64 : 128);
     Dispatch& s = Add(shader);
     s.bind[0] = R(op.inputs[0]);
     s.bind[1] = R(op.inputs[1]);
     s.bind[2] = R(op.inputs[2]);
-    s.bind[3] = Region{Slot::kScratch, 0, scratch, "attention scratch"};
     KvLayout layout = GetKvLayout(p.kv_quant);
     if (layout.attention_side >= 0) {
       s.bind[4] = R(op.inputs[layout.attention_side]);
@@ -289,14 +278,51 @@ struct Translator {
       s.bind[6] = R(op.inputs[layout.attention_recent]);
       s.bind[7] = R(op.inputs[layout.attention_recent + 1]);
     }
-    s.pc.rows = StepRows(op, o);
+    s.pc.rows = StepRows(op, T(op.outputs[0]));
     s.pc.a = static_cast<uint32_t>(p.n_heads);
     s.pc.b = static_cast<uint32_t>(p.n_kv_heads);
-    s.pc.c = static_cast<uint32_t>(hd);
+    s.pc.c = static_cast<uint32_t>(p.head_dim);
     s.pc.d = static_cast<uint32_t>(cache.shape[1]);
-    s.pc.e = static_cast<uint32_t>(splits);
     s.pc.fa = p.scale;
     CachePushConstants(p, &s.pc);
+    *out = &s;
+    return Status::Ok();
+  }
+
+  Status Attention(const Op& op) {
+    const TensorRegion& cache = T(op.inputs[1]);
+    const char* type = nullptr;
+    STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
+    const OpParams& p = op.params;
+    const TensorRegion& o = T(op.outputs[0]);
+    uint64_t rows = static_cast<uint64_t>(o.shape[0]);
+    uint64_t heads = static_cast<uint64_t>(p.n_heads);
+    const int hd_variant = p.head_dim <= 64 ? 64 : 128;
+    // Prefill (rows of one sequence): tiled, a workgroup per tile of rows and KV head. A CPU
+    // device (matmul style 0) runs a workgroup per thread: larger ones load each key tile for
+    // more rows; a GPU gets more, smaller workgroups.
+    const uint32_t group = options.matmul_style == 1 ? 64 : 128;  // WG in attention_tiled.comp
+    uint64_t group_heads = heads / static_cast<uint64_t>(p.n_kv_heads);
+    if (rows > 1 && !plan.limits.rows_are_sequences && group_heads <= group) {
+      char shader[40];
+      std::snprintf(shader, sizeof(shader), "attention_tiled_%s_hd%d_w%u", type, hd_variant, group);
+      Dispatch* t = nullptr;
+      STATICLM_RETURN_IF_ERROR(AttentionCommon(op, shader, &t));
+      t->bind[3] = R(op.outputs[0]);
+      uint64_t tile_rows = group / group_heads;
+      return Groups(*t, CeilDiv(rows, tile_rows), static_cast<uint64_t>(p.n_kv_heads), op);
+    }
+    uint64_t splits = std::clamp<uint64_t>(options.attention_splits_budget / (rows * heads), 1, 64);
+    uint64_t hd = static_cast<uint64_t>(p.head_dim);
+    uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
+    *scratch_bytes = std::max(*scratch_bytes, scratch);
+    char shader[40];
+    std::snprintf(shader, sizeof(shader), "attention_split_%s_hd%d", type, hd_variant);
+    Dispatch* split = nullptr;
+    STATICLM_RETURN_IF_ERROR(AttentionCommon(op, shader, &split));
+    Dispatch& s = *split;
+    s.bind[3] = Region{Slot::kScratch, 0, scratch, "attention scratch"};
+    s.pc.e = static_cast<uint32_t>(splits);
     STATICLM_RETURN_IF_ERROR(Groups(s, CeilDiv(rows * heads * splits, kGroup), 1, op));
     PushConstants pc = s.pc;  // copied before Add() may move the vector
     Dispatch& c = Add("attention_combine");

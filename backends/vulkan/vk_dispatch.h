@@ -43,6 +43,7 @@ struct Dispatch {
 // What the translation needs besides the plan.
 struct DispatchOptions {
   // 0: a column per invocation (CPU devices); 1: a column per workgroup, subgroup sums (GPUs).
+  // Also picks the workgroup size of the tiled prefill attention (CPU 128, GPU 64).
   int matmul_style = 0;
   uint32_t max_group_count_x = 65535;
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass

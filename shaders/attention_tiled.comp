@@ -1,0 +1,160 @@
+#version 450
+// Causal attention for the rows of one sequence's prefill chunk, tiled: workgroup (x, y) takes
+// query rows x · R … x · R + R − 1 (R = WG / G, G = n_heads / kv_heads) for every query head
+// of KV head y, an invocation per (row, head). It walks the keys any of its rows attends to in
+// tiles of TILE keys, each loaded (and dequantized) once into shared memory for all of them,
+// and keeps an online softmax (running max, sum) per (row, head); no combine pass. Each row
+// takes only the keys of its own span (kv_policy.glsl): the sinks first, scored with the query
+// rotated to its position inside the cache (the step's RoPE rows), then begin … its position.
+// As attention_split.comp for everything else (bindings, q8's Hadamard basis, q4's rings),
+// except b3: the output (rows, n_heads · hd). Rows are at step.position + r of step.sequence
+// (a batched plan, a sequence per row, uses attention_split). Push constants as there, without
+// e.
+#include "common.glsl"
+#include "kv_policy.glsl"
+// WG: invocations per workgroup (a define of each variant).
+#define TILE (2048 / HD)  // keys a tile holds: 16 KiB of f32 keys and values
+#define HD4 (HD / 4)
+layout(local_size_x = WG) in;
+
+#include "kv_read.glsl"
+
+// Keys and values as vec4s, HD wide (zero past head_dim), so that the loops over a key's
+// elements have a constant count and the query and output stay in registers (a CPU device
+// otherwise gathers from a per-invocation array).
+shared vec4 k_tile[TILE * HD4];
+shared vec4 v_tile[TILE * HD4];
+#if KV_TYPE == 2
+shared float k_scales[TILE];
+shared float v_scales[TILE];
+#endif
+
+// Loads positions first … first + count − 1 (count ≤ TILE) of KV head g into the tiles.
+void stage(uint first, uint count, uint g, uint step_end) {
+  uint hd = pc.c;
+  for (uint e = gl_LocalInvocationID.x; e < count * HD4; e += WG) {
+    uint j = e / HD4, d = 4u * (e % HD4), t = first + j;
+    uint row = g * pc.d + kv_slot(t, pc.d);
+    at_position(t, row, step_end);
+    vec4 k = vec4(0.0), v = vec4(0.0);
+    if (d < hd) {  // head_dim is even, a multiple of 4 for q8 and q4: pairs at least
+      k.xy = vec2(k_at(row * hd, d), k_at(row * hd, d + 1u));
+      v.xy = vec2(v_at(row * hd, d), v_at(row * hd, d + 1u));
+    }
+    if (d + 2u < hd) {
+      k.zw = vec2(k_at(row * hd, d + 2u), k_at(row * hd, d + 3u));
+      v.zw = vec2(v_at(row * hd, d + 2u), v_at(row * hd, d + 3u));
+    }
+    k_tile[e] = k;
+    v_tile[e] = v;
+#if KV_TYPE == 2
+    if (d == 0u) {
+      k_scales[j] = k_scale_at(row);
+      v_scales[j] = v_scale_at(row);
+    }
+#endif
+  }
+}
+
+vec4 q[HD4], o[HD4];
+float m = -1e30, l = 0.0;
+
+// The online softmax over the staged keys j < count (positions first + j) this row attends
+// to: lo ≤ position ≤ hi.
+void attend(uint first, uint count, uint lo, uint hi) {
+  for (uint j = 0u; j < count; ++j) {
+    uint t = first + j;
+    if (t < lo || t > hi) continue;
+    float dot_qk = 0.0;  // summed in the order of the elements, as the reference
+    [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+      vec4 k = k_tile[j * HD4 + i];
+      dot_qk += q[i].x * k.x;
+      dot_qk += q[i].y * k.y;
+      dot_qk += q[i].z * k.z;
+      dot_qk += q[i].w * k.w;
+    }
+#if KV_TYPE == 2
+    dot_qk *= k_scales[j];
+    float v_scale = v_scales[j];
+#else
+    float v_scale = 1.0;
+#endif
+    float score = dot_qk * pc.fa;
+    if (score > m) {  // rescale only when the max grows (else the factor would be exactly 1)
+      float correction = exp(m - score);
+      l *= correction;
+      [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] *= correction;
+      m = score;
+    }
+    float p = exp(score - m);
+    l += p;
+    float pv = p * v_scale;
+    [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] += pv * v_tile[j * HD4 + i];
+  }
+}
+
+// The query of row r, head h: rotated for the sinks when `sinks`, into q8's basis.
+void load_query(uint qi, uint r, bool sinks) {
+  uint hd = pc.c;
+  float x[HD];
+  for (uint d = 0u; d < HD; ++d) x[d] = d < hd ? uintBitsToFloat(b0[qi + d]) : 0.0;
+  if (sinks) rotate_for_sinks(x, r, hd);
+#if KV_TYPE == 2
+  hadamard(x, hd);
+#endif
+  [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+    q[i] = vec4(x[4u * i], x[4u * i + 1u], x[4u * i + 2u], x[4u * i + 3u]);
+  }
+}
+
+void main() {
+  uint hd = pc.c, heads = pc.a / pc.b;  // query heads per KV head
+  uint tile_rows = WG / heads, n = active_rows();
+  uint r0 = gl_WorkGroupID.x * tile_rows;
+  if (r0 >= n) return;  // the whole workgroup: beyond this step's rows
+  uint r_last = min(n, r0 + tile_rows) - 1u;
+  uint lid = gl_LocalInvocationID.x;
+  uint r = r0 + lid / heads, h = gl_WorkGroupID.y * heads + lid % heads;
+  bool in_tile = lid < tile_rows * heads && r <= r_last;
+  if (!in_tile) r = r_last;  // computes alongside, writes nothing
+  uint g = row_sequence(r0) * pc.b + gl_WorkGroupID.y;  // KV head in the cache tensors
+  uint step_end = row_step_end(r0), position = row_position(r);
+  Attended span = kv_attended(position);
+  // The tile's union of spans: sinks 0 … last.sink_end − 1, then first.begin … its last
+  // position (begin never decreases with the position).
+  uint last_position = row_position(r_last);
+  Attended first = kv_attended(row_position(r0)), last = kv_attended(last_position);
+  uint qi = pc.base0 + (r * pc.a + h) * hd;
+  [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] = vec4(0.0);
+  if (last.sink_end > 0u) {
+    load_query(qi, r, span.sink_end > 0u);
+    for (uint t0 = 0u; t0 < last.sink_end; t0 += TILE) {
+      uint count = min(TILE, last.sink_end - t0);
+      barrier();
+      stage(t0, count, g, step_end);
+      barrier();
+      if (span.sink_end > 0u) attend(t0, count, 0u, span.sink_end - 1u);
+    }
+  }
+  load_query(qi, r, false);
+  uint keys = last_position + 1u > first.begin ? last_position + 1u - first.begin : 0u;
+  for (uint k0 = 0u; k0 < keys; k0 += TILE) {
+    uint count = min(TILE, keys - k0);
+    barrier();
+    stage(first.begin + k0, count, g, step_end);
+    barrier();
+    attend(first.begin + k0, count, span.begin, position);
+  }
+  if (!in_tile) return;
+  float y[HD];
+  [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+    y[4u * i] = o[i].x;
+    y[4u * i + 1u] = o[i].y;
+    y[4u * i + 2u] = o[i].z;
+    y[4u * i + 3u] = o[i].w;
+  }
+#if KV_TYPE == 2
+  hadamard(y, hd);  // back to the plain basis
+#endif
+  for (uint d = 0u; d < hd; ++d) b3[pc.base3 + (r * pc.a + h) * hd + d] = floatBitsToUint(y[d] / l);
+}

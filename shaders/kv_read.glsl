@@ -1,0 +1,69 @@
+// Reading one layer's cache for the attention shaders (attention_split.comp,
+// attention_tiled.comp): at_position(t, row, step_end) chooses where position t's key and value
+// are (row: its row in the cache tensors, g · slots + slot; step_end: where its sequence's step
+// ends), then k_at(kv, d) / v_at(kv, d) read dimension d (kv = row · head_dim, the position's
+// first element). KV_TYPE 0 f32, 1 f16, 2 q8, 3 q4; bindings and push constants as
+// attention_split.comp describes. q8 also brings hadamard().
+#if KV_TYPE == 1
+void at_position(uint t, uint row, uint step_end) {}
+float half_at(uint w, uint e) { return unpackHalf2x16((e & 1u) != 0u ? w >> 16 : w).x; }
+float k_at(uint kv, uint d) { uint e = kv + d; return half_at(b1[pc.base1 + (e >> 1)], e); }
+float v_at(uint kv, uint d) { uint e = kv + d; return half_at(b2[pc.base2 + (e >> 1)], e); }
+#elif KV_TYPE == 2
+#include "hadamard.glsl"
+// q8: the scales are applied once per position (to the dot product and to p), not per element.
+void at_position(uint t, uint row, uint step_end) {}
+float i8_at(uint w, uint e) { return float(bitfieldExtract(int(w), int(8u * (e & 3u)), 8)); }
+float k_at(uint kv, uint d) { uint e = kv + d; return i8_at(b1[pc.base1 + (e >> 2)], e); }
+float v_at(uint kv, uint d) { uint e = kv + d; return i8_at(b2[pc.base2 + (e >> 2)], e); }
+float k_scale_at(uint row) { return uintBitsToFloat(b4[pc.base4 + row]); }
+float v_scale_at(uint row) { return uintBitsToFloat(b5[pc.base5 + row]); }
+#elif KV_TYPE == 3
+// q4: positions from the step's last whole group on are read from the full-precision rings
+// (b6, b7; recent_slots pc.i); the others are nibbles, keys with a (scale, min) per channel
+// of their group (b4), values with a (scale, min) per token (b5). kv_group is pc.h.
+bool in_ring;
+uint ring, key_params;
+float v_scale4, v_min4;
+void at_position(uint t, uint row, uint step_end) {
+  uint hd = pc.c;
+  in_ring = t >= step_end / pc.h * pc.h;
+  ring = ((row / pc.d) * pc.i + t % pc.i) * hd;
+  uint slot = row % pc.d;
+  key_params = pc.base4 + ((row / pc.d) * (pc.d / pc.h) + slot / pc.h) * 2u * hd;
+  v_scale4 = uintBitsToFloat(b5[pc.base5 + row * 2u]);
+  v_min4 = uintBitsToFloat(b5[pc.base5 + row * 2u + 1u]);
+}
+float nibble_at(uint w, uint e) { return float((w >> (4u * (e & 7u))) & 15u); }
+float k_at(uint kv, uint d) {
+  if (in_ring) return uintBitsToFloat(b6[pc.base6 + ring + d]);
+  uint e = kv + d;
+  return nibble_at(b1[pc.base1 + (e >> 3)], e) * uintBitsToFloat(b4[key_params + d]) +
+         uintBitsToFloat(b4[key_params + pc.c + d]);
+}
+float v_at(uint kv, uint d) {
+  if (in_ring) return uintBitsToFloat(b7[pc.base7 + ring + d]);
+  uint e = kv + d;
+  return nibble_at(b2[pc.base2 + (e >> 3)], e) * v_scale4 + v_min4;
+}
+#else
+void at_position(uint t, uint row, uint step_end) {}
+float k_at(uint kv, uint d) { return uintBitsToFloat(b1[pc.base1 + kv + d]); }
+float v_at(uint kv, uint d) { return uintBitsToFloat(b2[pc.base2 + kv + d]); }
+#endif
+
+// The query of row r, head h rotated to its position inside the cache for scoring the sinks:
+// by delta = cache_position − position ≤ 0, as RotateQuery in backends/cpu/ref_kv_load.cpp
+// (the host computed the row's cos and sin in double; b6 holds them, (rows, hd / 2) × (cos,
+// sin)).
+void rotate_for_sinks(inout float x[HD], uint r, uint hd) {
+  uint pairs = hd / 2u;
+  for (uint p = 0u; p < pairs; ++p) {
+    uint t = pc.base6 + (r * pairs + p) * 2u;
+    float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
+    precise float y0 = x[2u * p] * c - x[2u * p + 1u] * sn;
+    precise float y1 = x[2u * p] * sn + x[2u * p + 1u] * c;
+    x[2u * p] = y0;
+    x[2u * p + 1u] = y1;
+  }
+}
