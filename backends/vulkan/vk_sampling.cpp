@@ -179,7 +179,11 @@ Status DeviceSampler::Sample(int plan_index, int32_t row, const DeviceSampling& 
   VkResult r = vkQueueSubmit(dc_->queue(), 1, &si, fence);
   if (r == VK_SUCCESS) r = vkWaitForFences(dc_->device(), 1, &fence, VK_TRUE, kSampleTimeoutNs);
   if (r == VK_SUCCESS) r = vkResetFences(dc_->device(), 1, &fence);
-  if (r == VK_ERROR_DEVICE_LOST) return Status::Error(StatusCode::kInternal, "Vulkan device lost");
+  if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT) {
+    device_failure_ = r == VK_TIMEOUT ? "Vulkan sampling timed out; the device is not used again"
+                                      : "Vulkan device lost";
+    return Status::Error(StatusCode::kInternal, "%s", device_failure_);
+  }
   if (r != VK_SUCCESS) return Status::Error(StatusCode::kInternal, "Vulkan sampling submit failed");
   int32_t chosen = 0;
   std::memcpy(&chosen, block_.mapped + offsetof(SampleBlock, token), sizeof(chosen));

@@ -53,6 +53,9 @@ class DeviceSampler {
   // a row of only −inf; kUnsupported for a plan left out; kInternal when the device fails.
   Status Sample(int plan_index, int32_t row, const DeviceSampling& s, VkFence fence,
                 int32_t* token);
+  // Null, or the message of the failure a Sample saw that leaves the device unusable (device
+  // lost, or a fence that did not signal in time), so the backend can refuse everything after.
+  const char* device_failure() const { return device_failure_; }
 
  private:
   struct PlanLogits {
@@ -69,6 +72,7 @@ class DeviceSampler {
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::vector<PlanLogits> logits_;
   std::vector<VkCommandBuffer> commands_;  // [plan * 2 + mode], mode 0 greedy, 1 top-k
+  const char* device_failure_ = nullptr;
 };
 
 }  // namespace staticlm::vulkan

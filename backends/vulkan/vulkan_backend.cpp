@@ -29,6 +29,9 @@ const char* TypeName(VkPhysicalDeviceType t) {
   return t == VK_PHYSICAL_DEVICE_TYPE_CPU ? "cpu device" : "gpu";
 }
 
+constexpr const char* kDeviceLost = "Vulkan device lost";
+constexpr const char* kTimedOut = "Vulkan step timed out; the device is not used again";
+
 }  // namespace
 
 VulkanBackend::VulkanBackend(const BackendOptions& options, const VulkanTestOptions& test)
@@ -36,7 +39,7 @@ VulkanBackend::VulkanBackend(const BackendOptions& options, const VulkanTestOpti
 
 VulkanBackend::~VulkanBackend() {
   if (dc_.device() == VK_NULL_HANDLE) return;
-  vkDeviceWaitIdle(dc_.device());
+  (void)vkDeviceWaitIdle(dc_.device());  // a lost device says so; its objects are freed anyway
   VkDevice dev = dc_.device();
   if (fence_ != VK_NULL_HANDLE) vkDestroyFence(dev, fence_, dc_.allocator());
   if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, command_pool_, dc_.allocator());
@@ -167,7 +170,13 @@ Status VulkanBackend::CreateCommandObjects(size_t n_dispatches, int n_plans) {
   return Status::Ok();
 }
 
+Status VulkanBackend::Usable() const {
+  if (device_failure_ == nullptr) return Status::Ok();
+  return Status::Error(StatusCode::kInternal, "%s", device_failure_);
+}
+
 Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
+  STATICLM_RETURN_IF_ERROR(Usable());
   if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) {
     return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
   }
@@ -187,8 +196,10 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
   si.pCommandBuffers = &commands_[static_cast<size_t>(plan_index)];
   VkResult r = vkQueueSubmit(dc_.queue(), 1, &si, fence_);
   if (r == VK_SUCCESS) r = vkWaitForFences(dc_.device(), 1, &fence_, VK_TRUE, kStepTimeoutNs);
-  if (r == VK_ERROR_DEVICE_LOST) return Status::Error(StatusCode::kInternal, "Vulkan device lost");
-  if (r == VK_TIMEOUT) return Status::Error(StatusCode::kInternal, "Vulkan step timed out");
+  if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT) {
+    device_failure_ = r == VK_TIMEOUT ? kTimedOut : kDeviceLost;
+    return Usable();
+  }
   if (r != VK_SUCCESS) return Status::Error(StatusCode::kInternal, "Vulkan submit failed");
   vkResetFences(dc_.device(), 1, &fence_);
   if (!options_.logits_on_request) {
@@ -201,6 +212,7 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
 }
 
 Status VulkanBackend::FetchLogits(int plan_index, int32_t first_row, int32_t n_rows) {
+  STATICLM_RETURN_IF_ERROR(Usable());
   if (plan_index < 0 || plan_index >= static_cast<int>(plans_.size())) {
     return Status::Error(StatusCode::kInvalidState, "no such plan prepared");
   }
@@ -220,8 +232,11 @@ Status VulkanBackend::FetchLogits(int plan_index, int32_t first_row, int32_t n_r
 
 Status VulkanBackend::SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
                                      int32_t* token) {
+  STATICLM_RETURN_IF_ERROR(Usable());
   if (plans_.empty()) return Status::Error(StatusCode::kInvalidState, "not prepared");
-  STATICLM_RETURN_IF_ERROR(sampling_.Sample(plan_index, row, sampling, fence_, token));
+  Status s = sampling_.Sample(plan_index, row, sampling, fence_, token);
+  if (sampling_.device_failure() != nullptr) device_failure_ = sampling_.device_failure();
+  STATICLM_RETURN_IF_ERROR(s);
   bytes_read_back_ += sizeof(int32_t);
   return Status::Ok();
 }
@@ -236,6 +251,7 @@ uint8_t* VulkanBackend::MappedRange(BufferId id, uint64_t offset, uint64_t bytes
 }
 
 Status VulkanBackend::ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) {
+  if (id != BufferId::kIo) STATICLM_RETURN_IF_ERROR(Usable());  // the io buffer is the host's
   const uint8_t* src = MappedRange(id, offset, bytes);
   if (src == nullptr) return Status::Error(StatusCode::kInvalidArgument, "read out of bounds");
   if (id != BufferId::kIo) bytes_read_back_ += bytes;  // the io buffer read is the host's own
@@ -244,6 +260,7 @@ Status VulkanBackend::ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, v
 }
 
 Status VulkanBackend::WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) {
+  if (id != BufferId::kIo) STATICLM_RETURN_IF_ERROR(Usable());
   uint8_t* dst = MappedRange(id, offset, bytes);
   if (dst == nullptr) return Status::Error(StatusCode::kInvalidArgument, "write out of bounds");
   if (bytes != 0) std::memcpy(dst, src, bytes);
@@ -252,6 +269,7 @@ Status VulkanBackend::WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, 
 
 Status VulkanBackend::CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
                                        uint64_t bytes) {
+  if (id != BufferId::kIo) STATICLM_RETURN_IF_ERROR(Usable());
   uint8_t* src = MappedRange(id, src_offset, bytes);
   uint8_t* dst = MappedRange(id, dst_offset, bytes);
   if (src == nullptr || dst == nullptr) {

@@ -63,6 +63,8 @@ class VulkanBackend final : public Backend {
   bool weights_imported() const { return weights_imported_; }
 
  private:
+  // Ok, or the status of the failure that made the device unusable (device_failure_).
+  Status Usable() const;
   Status CreateBuffers(const BufferBinding& buffers, uint64_t scratch);
   Status CreateCommandObjects(size_t n_dispatches, int n_plans);
   // The mapped bytes [offset, offset + bytes) of buffer `id`, or nullptr when out of range.
@@ -89,6 +91,15 @@ class VulkanBackend final : public Backend {
   char description_[512] = "vulkan (not prepared)";
   bool weights_imported_ = false;
   char weights_note_[160] = "";  // how the weights reached the device, for description_
+  // Set (to a static message) when a submit or wait reports VK_ERROR_DEVICE_LOST, or a step's
+  // fence does not signal in time. A lost device never comes back and what its memory held is
+  // undefined; a timed-out step may still be running and its fence is still pending. So from
+  // then on every call that would submit or touch device memory (Execute, FetchLogits,
+  // SampleOnDevice, and reads/writes of the KV cache and arena) fails at once with the same
+  // status: nothing more is sent to the queue (resubmitting a pending or signalled fence is
+  // invalid), and a session save cannot replace the user's good file with undefined bytes.
+  // Only destruction remains.
+  const char* device_failure_ = nullptr;
 };
 
 }  // namespace staticlm::vulkan
