@@ -57,27 +57,9 @@ Context Create(const char* backend, std::string* error_out) {
   return staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, error_out);
 }
 
-bool HaveModel() {
-  FILE* f = std::fopen(STATICLM_DEFAULT_MODEL, "rb");
-  if (f != nullptr) std::fclose(f);
-  return f != nullptr;
-}
-
-std::vector<float> Logits(staticlm_context* ctx) {
-  staticlm_model_info info;
-  staticlm_get_model_info(ctx, &info);
-  const float* l = staticlm_logits(ctx);
-  return std::vector<float>(l, l + info.vocab_size);
-}
-
-int32_t Argmax(const std::vector<float>& v) {
-  return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-float TopTwoGap(std::vector<float> v) {
-  std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
-  return v[0] - v[1];
-}
+using staticlm::test::Argmax;
+using staticlm::test::Logits;
+using staticlm::test::TopTwoGap;
 
 std::vector<int32_t> Prompt(staticlm_context* ctx) {
   const char* text = "The history of the Roman Empire spans more than a thousand years, from";
@@ -96,7 +78,8 @@ staticlm::vulkan::VulkanBackend* VulkanOf(staticlm_context* ctx) {
 // Skips unless the model and a Vulkan device offering host import are here (a device that
 // offers it must import: a refusal there fails); `gpu` is then the engine on Vulkan.
 #define REQUIRE_VULKAN(gpu)                                                         \
-  if (!HaveModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;       \
+  if (!staticlm::test::HaveDefaultModel())                                          \
+    GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;                       \
   std::string error_;                                                               \
   Context gpu = Create("vulkan", &error_);                                          \
   if (gpu == nullptr && error_.find("no Vulkan") != std::string::npos) {            \

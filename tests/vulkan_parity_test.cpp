@@ -72,21 +72,9 @@ bool NoVulkan(const std::string& error) {
   return error.find("no Vulkan") != std::string::npos;
 }
 
-std::vector<float> Logits(staticlm_context* ctx) {
-  staticlm_model_info info;
-  staticlm_get_model_info(ctx, &info);
-  const float* l = staticlm_logits(ctx);
-  return std::vector<float>(l, l + info.vocab_size);
-}
-
-int32_t Argmax(const std::vector<float>& v) {
-  return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-float TopTwoGap(std::vector<float> v) {
-  std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
-  return v[0] - v[1];
-}
+using staticlm::test::Argmax;
+using staticlm::test::Logits;
+using staticlm::test::TopTwoGap;
 
 float MaxDifference(const std::vector<float>& a, const std::vector<float>& b) {
   float d = 0.0f;

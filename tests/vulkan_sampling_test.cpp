@@ -381,11 +381,7 @@ std::vector<float> LogitsOf(staticlm_context* ctx) {
   return std::vector<float>(l, l + ctx->engine.config().vocab_size);
 }
 
-bool HaveModel() {
-  FILE* f = std::fopen(STATICLM_DEFAULT_MODEL, "rb");
-  if (f != nullptr) std::fclose(f);
-  return f != nullptr;
-}
+using test::HaveDefaultModel;
 
 staticlm_sampler GreedySampler() {
   staticlm_sampler greedy;
@@ -407,14 +403,14 @@ Context CpuPrefilledBeside(staticlm_context* gpu) {
   return cpu;
 }
 
-#define VULKAN_CONTEXT_OR_SKIP(var)                                           \
-  if (!HaveModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL; \
-  std::string error_##var;                                                    \
-  Context var = Create("vulkan", &error_##var);                               \
-  if (var == nullptr && error_##var.find("no Vulkan") != std::string::npos) { \
-    GTEST_SKIP() << "no usable Vulkan device: " << error_##var;               \
-  }                                                                           \
-  ASSERT_NE(var, nullptr) << error_##var;                                     \
+#define VULKAN_CONTEXT_OR_SKIP(var)                                                  \
+  if (!HaveDefaultModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL; \
+  std::string error_##var;                                                           \
+  Context var = Create("vulkan", &error_##var);                                      \
+  if (var == nullptr && error_##var.find("no Vulkan") != std::string::npos) {        \
+    GTEST_SKIP() << "no usable Vulkan device: " << error_##var;                      \
+  }                                                                                  \
+  ASSERT_NE(var, nullptr) << error_##var;                                            \
   ASSERT_NE(VulkanOf(var.get()), nullptr)
 
 TEST(VulkanSamplingEngineTest, GreedyOnDeviceMatchesCpuAndReadsBackOnlyTokenIds) {
@@ -545,7 +541,7 @@ TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
 // restore the token is chosen from the restored logits (in host memory), not from the device's
 // later ones.
 TEST(VulkanSamplingEngineTest, SnapshotsKeepTheirLogits) {
-  if (!HaveModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;
+  if (!HaveDefaultModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;
   std::string error;
   Context gpu = Create("vulkan", &error, 1);
   if (gpu == nullptr && error.find("no Vulkan") != std::string::npos) {
@@ -577,7 +573,7 @@ TEST(VulkanSamplingEngineTest, SnapshotsKeepTheirLogits) {
 // copy), and a device sample of sequence s reads its row: its greedy token is the argmax of its
 // own logits, and the two sequences' rows differ.
 TEST(VulkanSamplingEngineTest, BatchedSequencesSampleTheirOwnRows) {
-  if (!HaveModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;
+  if (!HaveDefaultModel()) GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;
   std::string error;
   Context gpu = Create("vulkan", &error, 0, 2);
   if (gpu == nullptr && error.find("no Vulkan") != std::string::npos) {

@@ -2,6 +2,9 @@
 // token ids, the current logits as a vector.
 #pragma once
 
+#include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +57,24 @@ inline std::vector<float> Logits(staticlm_context* ctx) {
   staticlm_get_model_info(ctx, &info);
   const float* l = staticlm_logits(ctx);
   return l == nullptr ? std::vector<float>() : std::vector<float>(l, l + info.vocab_size);
+}
+
+// Whether the default model file is there (tests that need it skip without it).
+inline bool HaveDefaultModel() {
+  FILE* f = std::fopen(STATICLM_DEFAULT_MODEL, "rb");
+  if (f != nullptr) std::fclose(f);
+  return f != nullptr;
+}
+
+// The greedy token of a logits row.
+inline int32_t Argmax(const std::vector<float>& v) {
+  return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// The largest logit minus the second: how near a tie the greedy choice is.
+inline float TopTwoGap(std::vector<float> v) {
+  std::partial_sort(v.begin(), v.begin() + 2, v.end(), std::greater<float>());
+  return v[0] - v[1];
 }
 
 }  // namespace staticlm::test
