@@ -44,11 +44,11 @@ layout(local_size_x = WG) in;
 #define DEQ_HALF w1_half
 #include "dequant.glsl"
 
+#include "matmul_store.glsl"
+
 #if STYLE == 1
 shared float partial[WG / 4][RT];  // one slot per subgroup (subgroups of at least 4)
 #endif
-
-float silu(float g) { return g / (1.0 + exp(-g)); }
 
 void main() {
 #if STYLE == 0
@@ -115,22 +115,5 @@ void main() {
   }
   if (lane != 0u) return;
 #endif
-  // Constant bounds throughout: a dynamic index would move acc0/acc1 to (slow) private memory.
-  [[unroll]] for (uint c = 0u; c < COLS; ++c) {
-    uint o = o0 + c;
-    if (o >= pc.a) break;
-    [[unroll]] for (uint r = 0u; r < RT; ++r) {
-      if (r >= nr) break;
-      uint yi = (r0 + r) * pc.a + o;
-#if MODE == 1
-      b3[pc.base3 + yi] = floatBitsToUint(acc1[c][r]);
-      b2[pc.base2 + yi] = floatBitsToUint(silu(acc0[c][r]) * acc1[c][r]);
-#else
-      b2[pc.base2 + yi] = floatBitsToUint(acc0[c][r]);
-#endif
-#if MODE == 2
-      b3[pc.base3 + yi] = floatBitsToUint(uintBitsToFloat(b3[pc.base3 + yi]) + acc0[c][r]);
-#endif
-    }
-  }
+  store_outputs(o0, r0, nr, acc0, acc1);
 }

@@ -44,6 +44,11 @@ foreach(pair ${weight_types})
                            WTYPE=${tid} MODE=${mode} STYLE=${style} ROWS=${rows})
       endforeach()
     endforeach()
+    # Style 2: style 0 with unit loads and x shared over a subgroup of 8 (CPU devices).
+    foreach(rows 1 8)
+      add_shader_variant(matmul_${tname}_m${mode}_s2_r${rows} matmul_units.comp
+                         WTYPE=${tid} MODE=${mode} ROWS=${rows})
+    endforeach()
   endforeach()
 endforeach()
 add_shader_variant(rms_norm rms_norm.comp)

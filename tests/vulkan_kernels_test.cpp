@@ -93,23 +93,109 @@ TEST(VulkanKernelsTest, EmbedEveryWeightType) {
   }
 }
 
-// y = x · wᵀ for every weight type, both styles, a partial row tile (n_tokens < chunk).
-TEST(VulkanKernelsTest, MatMulEveryTypeBothStyles) {
-  for (int style : {0, 1}) {
+// The matmul shader a plan's first matmul dispatch runs with `style` asked for (the device's
+// storage offset alignment on lavapipe: 16 bytes).
+std::string MatMulShader(const PlanHarness& h, int style) {
+  vulkan::RopeRows rope;
+  rope.AddPlan(h.plan);
+  std::vector<vulkan::Dispatch> dispatches;
+  uint64_t scratch = 0;
+  vulkan::DispatchOptions options;
+  options.matmul_style = style;
+  options.storage_offset_align = 16;
+  Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
+  EXPECT_TRUE(s.ok()) << s.message();
+  for (const vulkan::Dispatch& d : dispatches) {
+    if (std::strncmp(d.shader, "matmul_", 7) == 0) return d.shader;
+  }
+  return "";
+}
+
+// y = x · wᵀ for every weight type and every style, decode (one row) and a partial prefill
+// tile (n_tokens < chunk). Style 2 reads two-block units for Q4_0 and Q8_0, so 5 blocks a row
+// fall back to style 0; so does a weight at the very start of the buffer (no binding offset a
+// whole number of units before it) and a float weight not 16-byte aligned (its 64- or 128-byte
+// units are whole uvec4s). The harness puts weights 4 bytes past a 64-byte boundary;
+// `aligned` moves this one to the boundary + 16.
+TEST(VulkanKernelsTest, MatMulEveryTypeEveryStyle) {
+  struct Case {
+    int style;
+    int64_t n_in;
+    int32_t chunk, n_tokens;
+    bool room_before;  // another weight first, so the binding can start before this one
+    bool aligned;
+  };
+  const Case cases[] = {{0, 160, 11, 9, false, false}, {1, 160, 11, 9, false, false},
+                        {0, 192, 1, 1, true, true},    {2, 160, 11, 9, true, true},
+                        {2, 192, 11, 9, true, true},   {2, 192, 1, 1, true, true},
+                        {2, 192, 1, 1, true, false},   {2, 192, 1, 1, false, false}};
+  for (const Case& c : cases) {
     for (DType type : kWeightTypes) {
-      SCOPED_TRACE(std::string(DTypeName(type)) + " style " + std::to_string(style));
-      const int64_t n_out = 67, n_in = 160, chunk = 11;
-      PlanHarness h(chunk);
-      uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
-      uint32_t w = h.Tensor(BufferId::kWeights, type, {n_out, n_in}, "w");
-      uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_out}, "y");
+      SCOPED_TRACE(std::string(DTypeName(type)) + " style " + std::to_string(c.style) + " n_in " +
+                   std::to_string(c.n_in) + " chunk " + std::to_string(c.chunk) +
+                   (c.room_before ? " room" : "") + (c.aligned ? " aligned" : ""));
+      const int64_t n_out = 67;
+      PlanHarness h(c.chunk);
+      uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {c.chunk, c.n_in}, "x");
+      if (c.room_before) h.Tensor(BufferId::kWeights, DType::kF32, {64}, "room");
+      uint32_t w = h.Tensor(BufferId::kWeights, type, {n_out, c.n_in}, "w");
+      if (c.aligned) {
+        TensorRegion& t = h.plan.tensors[w];
+        t.offset += 12;
+        h.plan.buffer_bytes[static_cast<int>(BufferId::kWeights)] = t.offset + t.bytes();
+      }
+      uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {c.chunk, n_out}, "y");
       h.AddOp(OpKind::kMatMul, {x, w}, {y}, OpParams{});
       h.Allocate();
-      auto wb = RandomWeights(type, n_out * n_in, 2);
+      const bool pairs = type == DType::kQ4_0 || type == DType::kQ8_0;
+      const bool floats = type == DType::kF32 || type == DType::kF16 || type == DType::kBF16;
+      const bool units = c.style == 2 && c.room_before && c.n_in % (pairs ? 64 : 32) == 0 &&
+                         (c.aligned || !floats);
+      const std::string shader = MatMulShader(h, c.style);
+      const int expect_style = c.style == 2 ? (units ? 2 : 0) : c.style;
+      EXPECT_NE(shader.find("_s" + std::to_string(expect_style) + "_r"), std::string::npos)
+          << shader;
+      EXPECT_NE(shader.find(c.chunk == 1 ? "_r1" : "_r8"), std::string::npos) << shader;
+      auto wb = RandomWeights(type, n_out * c.n_in, 2);
       std::memcpy(h.Data(w), wb.data(), wb.size());
-      PutFloats(h, x, RandomFloats(chunk * n_in, 3));
-      RUN_OR_SKIP(r, h, {{9, 0}}, style);
-      ExpectClose(Values(h, r.cpu, y, 9), Values(h, r.gpu, y, 9), 1e-4f, "y");
+      PutFloats(h, x, RandomFloats(c.chunk * c.n_in, 3));
+      RUN_OR_SKIP(r, h, {{c.n_tokens, 0}}, c.style);
+      ExpectClose(Values(h, r.cpu, y, c.n_tokens), Values(h, r.gpu, y, c.n_tokens), 1e-4f, "y");
+    }
+  }
+}
+
+// The binding offset for a tensor indexed in units: a multiple of the device's alignment, a
+// whole number of units before the tensor, as close to it as possible; none when the buffer
+// starts too late.
+TEST(VulkanKernelsTest, UnitBindingOffset) {
+  uint64_t at = 1;
+  ASSERT_TRUE(vulkan::UnitBindingOffset(4096, 16, 4, &at));
+  EXPECT_EQ(at, 4096u);
+  ASSERT_TRUE(vulkan::UnitBindingOffset(4100, 16, 4, &at));
+  EXPECT_EQ(at, 4096u);
+  EXPECT_FALSE(vulkan::UnitBindingOffset(4100, 16, 16, &at));  // never a whole uvec4 before
+  ASSERT_TRUE(vulkan::UnitBindingOffset(4100, 16, 20, &at));
+  EXPECT_EQ(at, 4080u);
+  EXPECT_FALSE(vulkan::UnitBindingOffset(4, 16, 68, &at));  // the buffer starts too late
+  for (uint64_t unit : {20u, 36u, 68u, 64u, 128u}) {
+    for (uint64_t align : {4u, 16u, 64u, 256u}) {
+      for (uint64_t offset = 0; offset < 2048; offset += 4) {
+        bool found = vulkan::UnitBindingOffset(offset, align, unit, &at);
+        // The answer by brute force: the largest fitting candidate.
+        bool exists = false;
+        uint64_t best = 0;
+        for (uint64_t c = 0; c <= offset; c += align) {
+          if ((offset - c) % unit == 0) {
+            exists = true;
+            best = c;
+          }
+        }
+        ASSERT_EQ(found, exists) << offset << " " << align << " " << unit;
+        if (found) {
+          ASSERT_EQ(at, best) << offset << " " << align << " " << unit;
+        }
+      }
     }
   }
 }
@@ -117,12 +203,14 @@ TEST(VulkanKernelsTest, MatMulEveryTypeBothStyles) {
 // The fused forms the engine's plans use: RMSNorm + gate/up + SiLU, Q/K/V with three
 // widths, and the residual accumulation; plus gate/up of two different types (the fallback).
 TEST(VulkanKernelsTest, MatMulFusedForms) {
-  for (int style : {0, 1}) {
+  for (int style : {0, 1, 2}) {
     for (DType up_type : {DType::kQ4_1, DType::kQ8_0}) {
       SCOPED_TRACE("style " + std::to_string(style) + " up " + DTypeName(up_type));
       const int64_t n_in = 96, chunk = 6, ffn = 70;
       PlanHarness h(chunk);
       uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
+      // Room before the first weight, so style 2's bindings can start a whole unit before it.
+      if (style == 2) h.Tensor(BufferId::kWeights, DType::kF32, {64}, "room");
       uint32_t g = h.Tensor(BufferId::kWeights, DType::kQ4_1, {ffn, n_in}, "gate");
       uint32_t u = h.Tensor(BufferId::kWeights, up_type, {ffn, n_in}, "up");
       uint32_t nw = h.Tensor(BufferId::kWeights, DType::kF32, {n_in}, "norm");

@@ -29,6 +29,7 @@
   X(vkEnumeratePhysicalDevices)               \
   X(vkGetPhysicalDeviceProperties)            \
   X(vkGetPhysicalDeviceProperties2)           \
+  X(vkGetPhysicalDeviceFeatures2)             \
   X(vkGetPhysicalDeviceMemoryProperties)      \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkCreateDevice)                           \

@@ -176,6 +176,16 @@ Status DeviceContext::PickDevice(int index) {
       (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
       (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
       subgroup.subgroupSize >= 4 && subgroup.subgroupSize <= 64;
+  info_.subgroup_ballot = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) != 0;
+  if (DeviceHasExtension(VK_EXT_SCALAR_BLOCK_LAYOUT_EXTENSION_NAME)) {
+    VkPhysicalDeviceScalarBlockLayoutFeaturesEXT scalar{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    features.pNext = &scalar;
+    vkGetPhysicalDeviceFeatures2(physical_, &features);
+    info_.scalar_block_layout = scalar.scalarBlockLayout == VK_TRUE;
+  }
   info_.host_import = offers_host_import && host.minImportedHostPointerAlignment > 0;
   info_.host_import_align = info_.host_import ? host.minImportedHostPointerAlignment : 0;
   vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
@@ -204,16 +214,26 @@ Status DeviceContext::CreateLogicalDevice() {
   q.queueCount = 1;
   q.pQueuePriorities = &priority;
   // The shaders read and write only 32-bit words (halves are packed two a word), so they need
-  // no 8/16-bit storage feature and run on any Vulkan 1.1 device.
+  // no 8/16-bit storage feature and run on any Vulkan 1.1 device; the extensions below are
+  // optional (without them the weights are copied and the CPU-device matmul loads word by word).
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
-  // Lets the weights be used in place from the model's mapping instead of copied (vk_memory.h).
-  const char* extensions[] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
-  if (info_.host_import) {
-    ci.enabledExtensionCount = 1;
-    ci.ppEnabledExtensionNames = extensions;
+  // External memory host lets the weights be used in place from the model's mapping instead
+  // of copied (vk_memory.h); scalar block layout lets the CPU-device matmul read whole weight
+  // blocks with a few wide loads (shaders/weight_units.glsl).
+  const char* extensions[2];
+  uint32_t n_extensions = 0;
+  if (info_.host_import) extensions[n_extensions++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  VkPhysicalDeviceScalarBlockLayoutFeaturesEXT scalar{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES_EXT};
+  if (info_.scalar_block_layout) {
+    extensions[n_extensions++] = VK_EXT_SCALAR_BLOCK_LAYOUT_EXTENSION_NAME;
+    scalar.scalarBlockLayout = VK_TRUE;
+    ci.pNext = &scalar;
   }
+  ci.enabledExtensionCount = n_extensions;
+  ci.ppEnabledExtensionNames = n_extensions > 0 ? extensions : nullptr;
   counters_.object_creations.fetch_add(1);
   VkResult r = vkCreateDevice(physical_, &ci, &allocator_, &device_);
   if (r != VK_SUCCESS) {

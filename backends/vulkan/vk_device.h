@@ -31,6 +31,9 @@ struct DeviceInfo {
   uint32_t max_group_count_x = 65535;  // maxComputeWorkGroupCount[0]
   uint32_t subgroup_size = 1;
   bool subgroup_arithmetic = false;  // compute shaders may use subgroupAdd
+  bool subgroup_ballot = false;      // compute shaders may use subgroupBroadcast
+  // VK_EXT_scalar_block_layout is enabled: shaders may read structs packed to their bytes.
+  bool scalar_block_layout = false;
   // VK_EXT_external_memory_host is enabled: buffers may use host memory imported in place.
   bool host_import = false;
   uint64_t host_import_align = 0;  // minImportedHostPointerAlignment (pointer and size)

@@ -32,6 +32,30 @@ const char* WeightTypeName(DType t) {
   }
 }
 
+// Bytes and blocks of the unit shaders/weight_units.glsl reads for each weight type.
+struct WeightUnit {
+  uint32_t bytes = 0;
+  uint32_t blocks = 1;  // of 32 elements
+};
+
+WeightUnit UnitOf(DType t) {
+  switch (t) {
+    case DType::kQ4_1:
+      return {20, 1};
+    case DType::kQ4_0:
+      return {36, 2};
+    case DType::kQ8_0:
+      return {68, 2};
+    case DType::kF32:
+      return {128, 1};
+    case DType::kF16:
+    case DType::kBF16:
+      return {64, 1};
+    default:
+      return {};
+  }
+}
+
 uint32_t CeilDiv(uint64_t a, uint64_t b) {
   return static_cast<uint32_t>((a + b - 1) / b);
 }
@@ -95,6 +119,7 @@ struct Translator {
     }
     int style = options.matmul_style;
     if (style == 1 && static_cast<uint64_t>(w.shape[0]) > options.max_group_count_x) style = 0;
+    if (style == 2 && !UnitLoadsFit(x, w0, mode == 1 ? w1 : w0)) style = 0;
     bool subgroup = style == 1;
     // Decode plans get the one-row shader: a CPU device would otherwise run all 8 rows of a
     // tile under a mask.
@@ -111,9 +136,27 @@ struct Translator {
     d.pc.a = static_cast<uint32_t>(w.shape[0]);
     d.pc.b = static_cast<uint32_t>(w.shape[1]);
     d.pc.c = static_cast<uint32_t>(DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])));
+    if (style == 2) {
+      d.bind[0].unit_bytes = 16;
+      d.bind[1].unit_bytes = UnitOf(w.dtype).bytes;
+      if (mode == 1) d.bind[4].unit_bytes = UnitOf(w.dtype).bytes;
+    }
     uint64_t x_groups = subgroup ? static_cast<uint64_t>(w.shape[0])
                                  : CeilDiv(w.shape[0], kMatMulGroup * kMatMulColumns);
     return Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op);
+  }
+
+  // Style 2 reads x in uvec4s and the weights in units: every row a whole number of units,
+  // and bindings that start a whole number of units before each tensor.
+  bool UnitLoadsFit(uint32_t x, uint32_t w0, uint32_t w1) const {
+    const TensorRegion& w = T(w0);
+    WeightUnit unit = UnitOf(w.dtype);
+    uint64_t ignored = 0;
+    auto fits = [&](uint32_t tensor, uint64_t bytes) {
+      return UnitBindingOffset(T(tensor).offset, options.storage_offset_align, bytes, &ignored);
+    };
+    return unit.bytes != 0 && w.shape[1] % (32 * unit.blocks) == 0 && fits(x, 16) &&
+           fits(w0, unit.bytes) && fits(w1, unit.bytes);
   }
 
   Status Elementwise(const Op& op, const char* shader, uint32_t b0, uint32_t b1, uint64_t count,
@@ -397,6 +440,21 @@ struct Translator {
 };
 
 }  // namespace
+
+bool UnitBindingOffset(uint64_t offset, uint64_t align, uint64_t unit, uint64_t* binding_offset) {
+  if (align == 0 || unit == 0) return false;
+  uint64_t candidate = offset - offset % align;
+  // Candidates' distances from `offset` repeat modulo `unit` within `unit` steps.
+  for (uint64_t step = 0; step <= unit; ++step) {
+    if ((offset - candidate) % unit == 0) {
+      *binding_offset = candidate;
+      return true;
+    }
+    if (candidate < align) return false;
+    candidate -= align;
+  }
+  return false;
+}
 
 Status TranslatePlan(const Plan& plan, const RopeRows& rope, const DispatchOptions& options,
                      std::vector<Dispatch>* out, uint64_t* scratch_bytes) {

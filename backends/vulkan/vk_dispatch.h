@@ -30,7 +30,16 @@ struct Region {
   uint64_t offset = 0;
   uint64_t bytes = 0;
   const char* name = "";  // for errors
+  // The unit the shader indexes this binding in (4: words; 16: uvec4s; a weight unit's bytes):
+  // the binding starts a whole number of units before the tensor, and the push constant base
+  // counts units.
+  uint32_t unit_bytes = 4;
 };
+
+// The binding offset for a tensor at byte `offset` indexed in units of `unit` bytes: the
+// largest multiple of `align` (minStorageBufferOffsetAlignment) at or below `offset` that is a
+// whole number of units before it. False when there is none.
+bool UnitBindingOffset(uint64_t offset, uint64_t align, uint64_t unit, uint64_t* binding_offset);
 
 struct Dispatch {
   char shader[40] = {0};  // embedded variant name, e.g. "matmul_q4_1_m1_s0"
@@ -42,10 +51,13 @@ struct Dispatch {
 
 // What the translation needs besides the plan.
 struct DispatchOptions {
-  // 0: a column per invocation (CPU devices); 1: a column per workgroup, subgroup sums (GPUs).
-  // Also picks the workgroup size of the tiled prefill attention (CPU 128, GPU 64).
+  // 0: a column per invocation (CPU devices); 1: a column per workgroup, subgroup sums (GPUs);
+  // 2: style 0 with unit loads and x shared over a subgroup of 8 (CPU devices that allow it;
+  // a weight whose rows or alignment do not fit falls back to 0). Also picks the workgroup size
+  // of the tiled prefill attention (styles 0 and 2: 128, style 1: 64).
   int matmul_style = 0;
   uint32_t max_group_count_x = 65535;
+  uint64_t storage_offset_align = 16;       // minStorageBufferOffsetAlignment
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
 };
 

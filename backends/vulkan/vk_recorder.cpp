@@ -5,16 +5,17 @@
 namespace staticlm::vulkan {
 namespace {
 
-// The descriptor for `r`, and the word offset of the tensor inside it.
+// The descriptor for `r`, and the offset of the tensor inside it in the region's units.
 Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* info,
-               uint32_t* base_word) {
+               uint32_t* base_units) {
   const DeviceBuffer& b = in.buffers[static_cast<int>(r.slot)];
   const DeviceInfo& dev = in.dc->info();
-  if (r.offset % 4 != 0) {
+  uint64_t aligned = 0;
+  if (r.offset % 4 != 0 ||
+      !UnitBindingOffset(r.offset, dev.storage_offset_align, r.unit_bytes, &aligned)) {
     return Status::Error(StatusCode::kUnsupported, "Vulkan: tensor %s is not 4-byte aligned",
                          r.name);
   }
-  uint64_t aligned = r.offset - r.offset % dev.storage_offset_align;
   // Weights get one word past the end: the quantized loaders may read it (shaders/dequant.glsl).
   // Nothing else does, and a range reaching into the next tensor would make two dispatches
   // look dependent to synchronization validation.
@@ -29,7 +30,7 @@ Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* 
   }
   if (range == 0) range = 4;
   *info = VkDescriptorBufferInfo{b.buffer, aligned, range};
-  *base_word = static_cast<uint32_t>((r.offset - aligned) / 4);
+  *base_units = static_cast<uint32_t>((r.offset - aligned) / r.unit_bytes);
   return Status::Ok();
 }
 
