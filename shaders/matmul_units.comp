@@ -18,7 +18,7 @@
 
 #define RT uint(ROWS)
 #define COLS 4u
-#define WG 16
+#define WG 8  // one subgroup (kUnitsGroup in vk_dispatch.cpp)
 layout(local_size_x = WG) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer XRows { uvec4 x4[]; };

@@ -11,7 +11,10 @@ namespace {
 constexpr uint32_t kGroup = 64;         // local size of the 1-D shaders
 constexpr uint32_t kMatMulColumns = 4;  // output columns per invocation (COLS in matmul.comp)
 constexpr uint32_t kMatMulGroup = 16;   // invocations per column-style workgroup (WG there)
-constexpr uint32_t kRowTile = 8;        // rows per prefill matmul workgroup (ROWS in matmul.comp)
+// Style 2 (matmul_units.comp): one subgroup of 8 per workgroup, so even the small products
+// (192 columns: 6 workgroups) spread over a CPU device's threads.
+constexpr uint32_t kUnitsGroup = 8;
+constexpr uint32_t kRowTile = 8;  // rows per prefill matmul workgroup (ROWS in matmul.comp)
 
 const char* WeightTypeName(DType t) {
   switch (t) {
@@ -141,8 +144,9 @@ struct Translator {
       d.bind[1].unit_bytes = UnitOf(w.dtype).bytes;
       if (mode == 1) d.bind[4].unit_bytes = UnitOf(w.dtype).bytes;
     }
-    uint64_t x_groups = subgroup ? static_cast<uint64_t>(w.shape[0])
-                                 : CeilDiv(w.shape[0], kMatMulGroup * kMatMulColumns);
+    uint64_t x_groups =
+        subgroup ? static_cast<uint64_t>(w.shape[0])
+                 : CeilDiv(w.shape[0], (style == 2 ? kUnitsGroup : kMatMulGroup) * kMatMulColumns);
     return Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op);
   }
 
