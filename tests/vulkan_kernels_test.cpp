@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -93,9 +94,9 @@ TEST(VulkanKernelsTest, EmbedEveryWeightType) {
   }
 }
 
-// The matmul shader a plan's first matmul dispatch runs with `style` asked for (the device's
-// storage offset alignment on lavapipe: 16 bytes).
-std::string MatMulShader(const PlanHarness& h, int style) {
+// The shader of the first dispatch whose name starts with `prefix` when `h`'s plan is
+// translated with `style` (and lavapipe's 16-byte storage offset alignment).
+std::string FirstShader(const PlanHarness& h, int style, const char* prefix) {
   vulkan::RopeRows rope;
   rope.AddPlan(h.plan);
   std::vector<vulkan::Dispatch> dispatches;
@@ -106,7 +107,7 @@ std::string MatMulShader(const PlanHarness& h, int style) {
   Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
   EXPECT_TRUE(s.ok()) << s.message();
   for (const vulkan::Dispatch& d : dispatches) {
-    if (std::strncmp(d.shader, "matmul_", 7) == 0) return d.shader;
+    if (std::strncmp(d.shader, prefix, std::strlen(prefix)) == 0) return d.shader;
   }
   return "";
 }
@@ -151,7 +152,7 @@ TEST(VulkanKernelsTest, MatMulEveryTypeEveryStyle) {
       const bool floats = type == DType::kF32 || type == DType::kF16 || type == DType::kBF16;
       const bool units = c.style == 2 && c.room_before && c.n_in % (pairs ? 64 : 32) == 0 &&
                          (c.aligned || !floats);
-      const std::string shader = MatMulShader(h, c.style);
+      const std::string shader = FirstShader(h, c.style, "matmul_");
       const int expect_style = c.style == 2 ? (units ? 2 : 0) : c.style;
       EXPECT_NE(shader.find("_s" + std::to_string(expect_style) + "_r"), std::string::npos)
           << shader;
@@ -380,23 +381,6 @@ void ExpectQ4CodesClose(const PlanHarness& h, const RunResult& cpu, const RunRes
   if (off_by_one > 0) std::printf("%s: %lld codes off by one\n", c.name, (long long)off_by_one);
 }
 
-// The shader the plan's attention op runs first: prefill plans (rows of one sequence) the
-// tiled kernel, decode and batched plans the split one.
-std::string AttentionShader(const PlanHarness& h, int style) {
-  vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
-  std::vector<vulkan::Dispatch> dispatches;
-  uint64_t scratch = 0;
-  vulkan::DispatchOptions options;
-  options.matmul_style = style;
-  Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
-  EXPECT_TRUE(s.ok()) << s.message();
-  for (const vulkan::Dispatch& d : dispatches) {
-    if (std::strncmp(d.shader, "attention_", 10) == 0) return d.shader;
-  }
-  return "";
-}
-
 void RunCacheCase(const CacheCase& cc) {
   const int32_t chunk = cc.rows_are_sequences ? cc.batch : cc.chunk;
   const int32_t heads = cc.heads, kv_heads = cc.kv_heads;
@@ -462,8 +446,10 @@ void RunCacheCase(const CacheCase& cc) {
     h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
   }
   h.Allocate();
+  // Prefill plans (rows of one sequence) run the tiled kernel, decode and batched plans the
+  // split one.
   const bool tiled = chunk > 1 && !cc.rows_are_sequences;
-  const std::string shader = AttentionShader(h, cc.style);
+  const std::string shader = FirstShader(h, cc.style, "attention_");
   EXPECT_EQ(shader.rfind(tiled ? "attention_tiled_" : "attention_split_", 0), 0u) << shader;
   if (tiled) {
     EXPECT_EQ(shader.substr(shader.size() - 4), cc.style == 1 ? "_w64" : "w128");

@@ -1,13 +1,7 @@
 // The q4 attention primitives (fast_attention_q4.h) for AVX-512: heads of a multiple of 16 dims,
 // up to four query heads of a KV head per pass, so that each code row is unpacked once for all.
 #if defined(__x86_64__)
-// GCC 12's AVX-512 intrinsics start from self-initialised "undefined" vectors that its own
-// -Wuninitialized flags once inlined (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "backends/cpu/avx512_intrinsics.h"
 
 #include <cmath>
 #include <cstdint>

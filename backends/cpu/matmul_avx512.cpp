@@ -7,13 +7,7 @@
 
 #if defined(__x86_64__)
 
-// GCC 12's AVX-512 intrinsics start from self-initialised "undefined" vectors that its own
-// -Wuninitialized flags once inlined (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
+#include "backends/cpu/avx512_intrinsics.h"
 
 #include <cstring>
 

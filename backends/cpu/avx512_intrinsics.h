@@ -1,0 +1,13 @@
+// <immintrin.h> for the files that use AVX-512 intrinsics (x86-64 only), with GCC 12's false
+// warnings silenced: its AVX-512 intrinsics start from self-initialised "undefined" vectors
+// that its own -Wuninitialized flags once inlined (GCC bug 105593, fixed in GCC 13). The
+// pragmas hold for the rest of the including file, as they must for the inlined intrinsics.
+#pragma once
+
+#if defined(__x86_64__)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#endif
