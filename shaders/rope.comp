@@ -3,24 +3,33 @@
 // does. The angles are row r's own: the host writes each step's (cos, sin) pairs, computed in
 // double as the CPU does (backends/vulkan/vk_step.h), so any position works, and the products
 // are `precise` (no fused multiply-add) so the rotation is bitwise the CPU's.
-// b0 x, b1 the step's rows (rows, head_dim / 2) × (cos, sin). Push constants: a n_heads,
-// b head_dim.
+// b0 x, b1 the step's rows (rows, head_dim / 2) × (cos, sin), b2 a second tensor rotated by
+// the same rows (queries and keys in one dispatch) or nothing. Push constants: a n_heads of
+// x, b head_dim, c n_heads of the second tensor (0: none).
 #include "common.glsl"
 layout(local_size_x = 64) in;
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
   uint pairs = pc.b / 2u;
-  uint per_row = pc.a * pairs;
+  uint per_row = (pc.a + pc.c) * pairs;
   uint r = i / per_row;
   if (r >= active_rows()) return;
   uint h = (i % per_row) / pairs, p = i % pairs;
   uint t = pc.base1 + (r * pairs + p) * 2u;
   float c = uintBitsToFloat(b1[t]), s = uintBitsToFloat(b1[t + 1u]);
-  uint x = pc.base0 + r * pc.a * pc.b + h * pc.b + 2u * p;
-  float x0 = uintBitsToFloat(b0[x]), x1 = uintBitsToFloat(b0[x + 1u]);
+  bool second = h >= pc.a;
+  uint x = second ? pc.base2 + r * pc.c * pc.b + (h - pc.a) * pc.b + 2u * p
+                  : pc.base0 + r * pc.a * pc.b + h * pc.b + 2u * p;
+  float x0 = uintBitsToFloat(second ? b2[x] : b0[x]);
+  float x1 = uintBitsToFloat(second ? b2[x + 1u] : b0[x + 1u]);
   precise float y0 = x0 * c - x1 * s;
   precise float y1 = x0 * s + x1 * c;
-  b0[x] = floatBitsToUint(y0);
-  b0[x + 1u] = floatBitsToUint(y1);
+  if (second) {
+    b2[x] = floatBitsToUint(y0);
+    b2[x + 1u] = floatBitsToUint(y1);
+  } else {
+    b0[x] = floatBitsToUint(y0);
+    b0[x + 1u] = floatBitsToUint(y1);
+  }
 }

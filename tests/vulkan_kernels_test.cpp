@@ -283,6 +283,34 @@ TEST(VulkanKernelsTest, RmsNormRopeAddSiluTakeLast) {
   ExpectClose(Values(h, r.cpu, last), Values(h, r.gpu, last), 1e-5f, "last");
 }
 
+// RoPE on the queries then the keys (different head counts, same rows): one dispatch for
+// both, each tensor rotated exactly as the CPU does.
+TEST(VulkanKernelsTest, RopeOfQueriesAndKeysInOneDispatch) {
+  const int64_t chunk = 5, hd = 10;
+  PlanHarness h(chunk, 2048);
+  uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 3 * hd}, "q");
+  uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, hd}, "k");
+  OpParams pr;
+  pr.head_dim = hd;
+  pr.rope_base = 10000.0f;
+  h.AddOp(OpKind::kRope, {}, {q}, pr);
+  h.AddOp(OpKind::kRope, {}, {k}, pr);
+  h.Allocate();
+  vulkan::RopeRows rope;
+  rope.AddPlan(h.plan);
+  std::vector<vulkan::Dispatch> dispatches;
+  uint64_t scratch = 0;
+  ASSERT_TRUE(
+      vulkan::TranslatePlan(h.plan, rope, vulkan::DispatchOptions{}, &dispatches, &scratch).ok());
+  ASSERT_EQ(dispatches.size(), 1u);
+  EXPECT_STREQ(dispatches[0].shader, "rope");
+  PutFloats(h, q, RandomFloats(chunk * 3 * hd, 40, 2.0f));
+  PutFloats(h, k, RandomFloats(chunk * hd, 41, 2.0f));
+  RUN_OR_SKIP(r, h, {{4, 1500}});
+  ExpectClose(Values(h, r.cpu, q, 4), Values(h, r.gpu, q, 4), 0.0f, "q");
+  ExpectClose(Values(h, r.cpu, k, 4), Values(h, r.gpu, k, 4), 0.0f, "k");
+}
+
 // KV store then attention over a static cache, prefill then decode far into the cache, for
 // f16 and f32 caches and head sizes 64 and 96 (the 128-wide shader variant).
 TEST(VulkanKernelsTest, KvStoreAndAttention) {

@@ -393,6 +393,31 @@ struct Translator {
     return Groups(d, CeilDiv(static_cast<uint64_t>(x.shape[0] * x.shape[1] / 2), kGroup), 1, op);
   }
 
+  // Two RoPE ops in a row with the same rows and configuration on different tensors (the
+  // queries, then the keys) run as one dispatch: on a CPU device every dispatch costs a
+  // round of thread wake-ups.
+  bool CanPairRope(const Op& a, const Op& b) const {
+    if (a.kind != OpKind::kRope || b.kind != OpKind::kRope) return false;
+    const RopeRows::Entry* e = rope.Find(a);
+    const TensorRegion& x = T(a.outputs[0]);
+    const TensorRegion& y = T(b.outputs[0]);
+    bool apart = x.buffer != y.buffer || x.offset + x.bytes() <= y.offset ||
+                 y.offset + y.bytes() <= x.offset;
+    return e != nullptr && e == rope.Find(b) && a.params.head_dim == b.params.head_dim &&
+           a.params.rows_from_step == b.params.rows_from_step && x.shape[0] == y.shape[0] && apart;
+  }
+
+  Status RopePair(const Op& a, const Op& b) {
+    STATICLM_RETURN_IF_ERROR(Rope(a));
+    Dispatch& d = out->back();
+    const TensorRegion& y = T(b.outputs[0]);
+    d.bind[2] = R(b.outputs[0]);
+    d.pc.c = static_cast<uint32_t>(y.shape[1] / b.params.head_dim);
+    const TensorRegion& x = T(a.outputs[0]);
+    uint64_t pairs = static_cast<uint64_t>(x.shape[0]) * (x.shape[1] + y.shape[1]) / 2;
+    return Groups(d, CeilDiv(pairs, kGroup), 1, a);
+  }
+
   Status Translate(const Op& op) {
     const TensorRegion& y = T(op.outputs[0]);
     uint64_t count = static_cast<uint64_t>(y.elements());
@@ -469,7 +494,14 @@ Status TranslatePlan(const Plan& plan, const RopeRows& rope, const DispatchOptio
                          kMaxBatch, plan.limits.prefill_chunk);
   }
   Translator t{plan, rope, options, out, scratch_bytes};
-  for (const Op& op : plan.ops) STATICLM_RETURN_IF_ERROR(t.Translate(op));
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    if (i + 1 < plan.ops.size() && t.CanPairRope(plan.ops[i], plan.ops[i + 1])) {
+      STATICLM_RETURN_IF_ERROR(t.RopePair(plan.ops[i], plan.ops[i + 1]));
+      ++i;
+      continue;
+    }
+    STATICLM_RETURN_IF_ERROR(t.Translate(plan.ops[i]));
+  }
   return Status::Ok();
 }
 
