@@ -10,11 +10,15 @@ Status Resolve(const RecordInputs& in, const Region& r, VkDescriptorBufferInfo* 
                uint32_t* base_units) {
   const DeviceBuffer& b = in.buffers[static_cast<int>(r.slot)];
   const DeviceInfo& dev = in.dc->info();
-  uint64_t aligned = 0;
-  if (r.offset % 4 != 0 ||
-      !UnitBindingOffset(r.offset, dev.storage_offset_align, r.unit_bytes, &aligned)) {
+  if (r.offset % 4 != 0) {
     return Status::Error(StatusCode::kUnsupported, "Vulkan: tensor %s is not 4-byte aligned",
                          r.name);
+  }
+  uint64_t aligned = 0;
+  if (!UnitBindingOffset(r.offset, dev.storage_offset_align, r.unit_bytes, &aligned)) {
+    return Status::Error(StatusCode::kInternal,
+                         "Vulkan: no binding offset for tensor %s in whole %u-byte units", r.name,
+                         r.unit_bytes);
   }
   // Weights get one word past the end: the quantized loaders may read it (shaders/dequant.glsl).
   // Nothing else does, and a range reaching into the next tensor would make two dispatches
