@@ -10,4 +10,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
+
+// The target of the AVX-512 attention kernels (the matmuls add avx512bw: matmul_avx512.cpp).
+#define STATICLM_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
+#define STATICLM_TARGET_AVX512_INLINE \
+  __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"), always_inline)) inline
 #endif

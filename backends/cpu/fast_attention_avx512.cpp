@@ -19,10 +19,6 @@
 namespace staticlm::cpu::detail {
 namespace {
 
-#define STATICLM_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
-#define STATICLM_AVX512_INLINE \
-  __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"), always_inline)) inline
-
 constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
 constexpr int kMaxHeadDim = 256;
 
@@ -35,7 +31,7 @@ constexpr int64_t Bytes() {
 
 // Sixteen values of a cache row as f32 (q8 values not yet scaled).
 template <Kind K>
-STATICLM_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t index) {
+STATICLM_TARGET_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t index) {
   if constexpr (K == Kind::kF16) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + index * 2)));
   } else if constexpr (K == Kind::kF32) {
@@ -47,13 +43,13 @@ STATICLM_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t index) {
 }
 
 // x's upper eight lanes added to its lower eight.
-STATICLM_AVX512_INLINE __m256 FoldHalves(__m512 x) {
+STATICLM_TARGET_AVX512_INLINE __m256 FoldHalves(__m512 x) {
   const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
   return _mm256_add_ps(_mm512_castps512_ps256(x), high);
 }
 
 // The lane sums of a, b, c, d as the four lanes of one vector.
-STATICLM_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
+STATICLM_TARGET_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
   const __m256 ab = _mm256_hadd_ps(FoldHalves(a), FoldHalves(b));
   const __m256 cd = _mm256_hadd_ps(FoldHalves(c), FoldHalves(d));
   const __m256 abcd = _mm256_hadd_ps(ab, cd);
@@ -65,7 +61,7 @@ STATICLM_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
 constexpr int64_t kPrefetchKeys = 32;
 
 // Asks for the cache lines of `bytes` bytes at `p` (into L1).
-STATICLM_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
+STATICLM_TARGET_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64)
     _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
 }
@@ -85,8 +81,8 @@ struct Heads {
 // scores[g][at + i] = scale · q_g · key(run.slot + i), four keys at a time; vmax[g] keeps the
 // largest score of head g.
 template <Kind K, int G>
-STATICLM_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Run run, int64_t at,
-                              float scale, float* vmax) {
+STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Run run,
+                                     int64_t at, float scale, float* vmax) {
   const int64_t blocks = hd / 16;
   const __m128 s = _mm_set1_ps(scale);
   __m128 lanes_max[G];
@@ -142,8 +138,8 @@ STATICLM_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Run r
 // acc[g][j] += p_g(at + i) · value(run.slot + i), dims [d0, d0 + 16·B), for every key of the run:
 // each value row is loaded once for all heads; the accumulators stay in registers.
 template <Kind K, int G, int B>
-STATICLM_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64_t hd, int64_t d0, Run run,
-                                   int64_t at, __m512 (&acc)[G][4]) {
+STATICLM_TARGET_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64_t hd, int64_t d0,
+                                          Run run, int64_t at, __m512 (&acc)[G][4]) {
   for (int64_t i = 0; i < run.count; ++i) {
     const int64_t slot = run.slot + i;
     if (i + kPrefetchKeys < run.count) {
@@ -181,8 +177,9 @@ Runs RunsOf(const OpParams& p, const AttendedSpans& span, int64_t position) {
 }
 
 template <Kind K, int G, int B>
-STATICLM_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, const KvRows& v, int64_t hd,
-                                     int64_t d0, const float* inv_sum, float* const* out) {
+STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, const KvRows& v,
+                                            int64_t hd, int64_t d0, const float* inv_sum,
+                                            float* const* out) {
   __m512 acc[G][4];
   for (int g = 0; g < G; ++g) {
     for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
@@ -203,8 +200,8 @@ STATICLM_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, const KvR
 
 // out_g = softmax-weighted sum of the values, 64 dims (four registers per head) at a time.
 template <Kind K, int G>
-STATICLM_AVX512 void Accumulate(const Heads& h, const Runs& runs, const KvRows& v, int64_t hd,
-                                const float* inv_sum, float* const* out) {
+STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const Runs& runs, const KvRows& v,
+                                       int64_t hd, const float* inv_sum, float* const* out) {
   for (int64_t d0 = 0; d0 < hd; d0 += 64) {
     switch ((hd - d0 >= 64 ? 64 : hd - d0) / 16) {
       case 4:
@@ -226,8 +223,9 @@ STATICLM_AVX512 void Accumulate(const Heads& h, const Runs& runs, const KvRows& 
 // Query heads [h0, h0 + G) of one row, all reading KV head `kv`: scores over the runs,
 // softmax, weighted values.
 template <Kind K, int G>
-STATICLM_AVX512 void AttendGroup(const float* q_row, int64_t position, const ref::KvCacheView& c,
-                                 int64_t h0, float* scores_all, float* out_row) {
+STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
+                                        const ref::KvCacheView& c, int64_t h0, float* scores_all,
+                                        float* out_row) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
   const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
@@ -277,9 +275,9 @@ STATICLM_AVX512 void AttendGroup(const float* q_row, int64_t position, const ref
 }
 
 template <Kind K>
-STATICLM_AVX512 void AttendHeadsOfRow(const float* q_row, int64_t position,
-                                      const ref::KvCacheView& c, int64_t head_begin,
-                                      int64_t head_end, float* scores_all, float* out_row) {
+STATICLM_TARGET_AVX512 void AttendHeadsOfRow(const float* q_row, int64_t position,
+                                             const ref::KvCacheView& c, int64_t head_begin,
+                                             int64_t head_end, float* scores_all, float* out_row) {
   const int64_t group = c.params.n_heads / c.params.n_kv_heads;
   for (int64_t h = head_begin; h < head_end;) {
     // Heads sharing h's KV head, at most kMaxGroup per pass.

@@ -13,10 +13,6 @@
 namespace staticlm::cpu::detail {
 namespace {
 
-#define STATICLM_Q4_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
-#define STATICLM_Q4_AVX512_INLINE \
-  __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"), always_inline)) inline
-
 using q4::Pass;
 
 // Rows ahead of the one being read that are asked for early: at decode depth the cache streams
@@ -24,7 +20,7 @@ using q4::Pass;
 constexpr int64_t kPrefetchRows = 16;
 
 // The 2n codes of n bytes at p as bytes in dimension order (low nibble first), n ≤ 8.
-STATICLM_Q4_AVX512_INLINE __m128i Unpack(__m128i bytes) {
+STATICLM_TARGET_AVX512_INLINE __m128i Unpack(__m128i bytes) {
   const __m128i mask = _mm_set1_epi8(0x0F);
   const __m128i low = _mm_and_si128(bytes, mask);
   const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), mask);
@@ -37,14 +33,14 @@ STATICLM_Q4_AVX512_INLINE __m128i Unpack(__m128i bytes) {
 // codes are put in the same order (Split) and back (Merge).
 
 // Sixteen codes (8 bytes at p) as f32, in dimension order.
-STATICLM_Q4_AVX512_INLINE __m512 Codes16(const uint8_t* p) {
+STATICLM_TARGET_AVX512_INLINE __m512 Codes16(const uint8_t* p) {
   return _mm512_cvtepi32_ps(
       _mm512_cvtepu8_epi32(Unpack(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)))));
 }
 
 // Thirty-two codes (16 bytes at p) as f32: the even dims, the odd dims. The 4-bit codes index a
 // table of 0 … 15 directly (vpermps reads the low four bits of each index).
-STATICLM_Q4_AVX512_INLINE void Codes32(const uint8_t* p, __m512* even, __m512* odd) {
+STATICLM_TARGET_AVX512_INLINE void Codes32(const uint8_t* p, __m512* even, __m512* odd) {
   const __m512i bytes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   const __m512 table = _mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f,
                                       10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f);
@@ -53,7 +49,7 @@ STATICLM_Q4_AVX512_INLINE void Codes32(const uint8_t* p, __m512* even, __m512* o
 }
 
 // Dims [0, 32) in a, b → the even dims in a, the odd dims in b.
-STATICLM_Q4_AVX512_INLINE void Split(__m512* a, __m512* b) {
+STATICLM_TARGET_AVX512_INLINE void Split(__m512* a, __m512* b) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   const __m512 e = _mm512_permutex2var_ps(*a, even, *b);
@@ -62,7 +58,7 @@ STATICLM_Q4_AVX512_INLINE void Split(__m512* a, __m512* b) {
 }
 
 // Split's inverse.
-STATICLM_Q4_AVX512_INLINE void Merge(__m512* a, __m512* b) {
+STATICLM_TARGET_AVX512_INLINE void Merge(__m512* a, __m512* b) {
   const __m512i low = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
   const __m512i high =
       _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
@@ -73,8 +69,8 @@ STATICLM_Q4_AVX512_INLINE void Merge(__m512* a, __m512* b) {
 
 // Row i's dims [d, d + 32) as two vectors: codes in lane order, or f32 as they are.
 template <bool kCodes>
-STATICLM_Q4_AVX512_INLINE void Load32(const uint8_t* base, int64_t hd, int64_t i, int64_t d,
-                                      __m512* x, __m512* y) {
+STATICLM_TARGET_AVX512_INLINE void Load32(const uint8_t* base, int64_t hd, int64_t i, int64_t d,
+                                          __m512* x, __m512* y) {
   if constexpr (kCodes) {
     Codes32(base + (i * hd + d) / 2, x, y);
   } else {
@@ -86,7 +82,7 @@ STATICLM_Q4_AVX512_INLINE void Load32(const uint8_t* base, int64_t hd, int64_t i
 
 // Row i's dims [d, d + 16), codes or f32, in dimension order.
 template <bool kCodes>
-STATICLM_Q4_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t hd, int64_t i, int64_t d) {
+STATICLM_TARGET_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t hd, int64_t i, int64_t d) {
   if constexpr (kCodes) {
     return Codes16(base + (i * hd + d) / 2);
   } else {
@@ -94,7 +90,7 @@ STATICLM_Q4_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t hd, int64_t
   }
 }
 
-STATICLM_Q4_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
+STATICLM_TARGET_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) {
     _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
   }
@@ -103,7 +99,7 @@ STATICLM_Q4_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
 // The lane sums of a, b, c, d as the four lanes of one vector, in 512-bit steps: quarters
 // [0] + [2] and [1] + [3] of a and b side by side (likewise c and d), then the two halves of each
 // key, then the four lanes of each quarter.
-STATICLM_Q4_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
+STATICLM_TARGET_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d) {
   const __m512 ab =
       _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
   const __m512 cd =
@@ -118,8 +114,8 @@ STATICLM_Q4_AVX512_INLINE __m128 SumFour(__m512 a, __m512 b, __m512 c, __m512 d)
 // The scores of `count` keys (codes of one group with its params, or f32 rows) for G heads,
 // four keys per reduction.
 template <bool kCodes, int G>
-STATICLM_Q4_AVX512 void ScoreAvx512(const Pass& h, const uint8_t* keys, const float* params,
-                                    int64_t count, int64_t at, float* vmax) {
+STATICLM_TARGET_AVX512 void ScoreAvx512(const Pass& h, const uint8_t* keys, const float* params,
+                                        int64_t count, int64_t at, float* vmax) {
   const int64_t hd = h.head_dim, pairs = hd / 32;
   const bool single = hd % 32 != 0;  // a last 16 dims
   const int64_t row_bytes = kCodes ? hd / 2 : hd * 4;
@@ -211,8 +207,9 @@ STATICLM_Q4_AVX512 void ScoreAvx512(const Pass& h, const uint8_t* keys, const fl
 // out[g][d0, d0 + 16·B) += Σ_i w_g(i) · values_i, w_g(i) the score (times the row's scale for
 // codes): each value row is unpacked once for all heads; the sums stay in registers.
 template <bool kCodes, int G, int B>
-STATICLM_Q4_AVX512 void AddBlockAvx512(const Pass& h, const uint8_t* values, const float* params,
-                                       int64_t count, int64_t at, int64_t d0) {
+STATICLM_TARGET_AVX512 void AddBlockAvx512(const Pass& h, const uint8_t* values,
+                                           const float* params, int64_t count, int64_t at,
+                                           int64_t d0) {
   const int64_t hd = h.head_dim;
   const int64_t row_bytes = kCodes ? hd / 2 : hd * 4;
   // Whole 32 dims in pairs of vectors (codes: in lane order), then a last 16 (B odd: the row's
@@ -249,8 +246,8 @@ STATICLM_Q4_AVX512 void AddBlockAvx512(const Pass& h, const uint8_t* values, con
 }
 
 template <bool kCodes, int G>
-STATICLM_Q4_AVX512 void AddAvx512(const Pass& h, const uint8_t* values, const float* params,
-                                  int64_t count, int64_t at) {
+STATICLM_TARGET_AVX512 void AddAvx512(const Pass& h, const uint8_t* values, const float* params,
+                                      int64_t count, int64_t at) {
   const int64_t hd = h.head_dim;
   for (int64_t d0 = 0; d0 < hd; d0 += 64) {
     switch ((hd - d0 >= 64 ? 64 : hd - d0) / 16) {
@@ -310,7 +307,7 @@ void AddRowsAvx512(const Pass& h, const float* rows, int64_t count, int64_t at) 
   ByHeads(h.n, [&]<int G>() { AddAvx512<false, G>(h, values, nullptr, count, at); });
 }
 
-STATICLM_Q4_AVX512 float ExpSum(float* x, int64_t n, float max) {
+STATICLM_TARGET_AVX512 float ExpSum(float* x, int64_t n, float max) {
   return ExpSumInPlaceAvx2(x, n, max);
 }
 
