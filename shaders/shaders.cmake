@@ -18,7 +18,7 @@ function(add_shader_variant name source)
     list(APPEND defines -D${d})
   endforeach()
   if(STATICLM_GLSLC)
-    set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 ${shader_opt} -I ${shader_dir}
+    set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 -O -I ${shader_dir}
         ${defines} ${shader_dir}/${source} -o ${out})
   else()
     set(cmd ${STATICLM_GLSLANG} -V --target-env vulkan1.1 -S comp -I${shader_dir} ${defines}
@@ -29,11 +29,6 @@ function(add_shader_variant name source)
                      COMMENT "SPIR-V ${name}" VERBATIM)
   set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
 endfunction()
-
-# glslc's optimiser (spirv-opt) by default. The style-2 matmul variants are left to the driver,
-# which unrolls their [[unroll]] loops at pipeline creation: spirv-opt's unrolling made them
-# 22-226 KB each, 18-20 KB without (README, Vulkan).
-set(shader_opt -O)
 
 # Weight types by their backends/dtype.h value.
 set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q8_0=8 bf16=30)
@@ -50,12 +45,10 @@ foreach(pair ${weight_types})
       endforeach()
     endforeach()
     # Style 2: style 0 with unit loads and x shared over a subgroup of 8 (CPU devices).
-    set(shader_opt "")
     foreach(rows 1 8)
       add_shader_variant(matmul_${tname}_m${mode}_s2_r${rows} matmul_units.comp
                          WTYPE=${tid} MODE=${mode} ROWS=${rows})
     endforeach()
-    set(shader_opt -O)
   endforeach()
 endforeach()
 add_shader_variant(rms_norm rms_norm.comp)
