@@ -109,56 +109,20 @@ VKAPI_ATTR void VKAPI_CALL FreeMemory(VkDevice d, VkDeviceMemory m,
   g.free_memory(d, m, a);
 }
 
-VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice d, const VkBufferCreateInfo* info,
-                                            const VkAllocationCallbacks* a, VkBuffer* b) {
-  VkResult r = g.create_buffer(d, info, a, b);
-  if (r == VK_SUCCESS) ++g.live_buffers;
+// A create command that counts the objects it made in `Count`, calling the real one kept in
+// `Real`; and the matching destroy.
+template <auto Real, long Faults::*Count, typename Info, typename Handle>
+VKAPI_ATTR VkResult VKAPI_CALL CountedCreate(VkDevice d, const Info* info,
+                                             const VkAllocationCallbacks* a, Handle* h) {
+  VkResult r = (g.*Real)(d, info, a, h);
+  if (r == VK_SUCCESS) ++(g.*Count);
   return r;
 }
 
-VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice d, VkBuffer b, const VkAllocationCallbacks* a) {
-  if (b != VK_NULL_HANDLE) --g.live_buffers;
-  g.destroy_buffer(d, b, a);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL CreateFence(VkDevice d, const VkFenceCreateInfo* info,
-                                           const VkAllocationCallbacks* a, VkFence* f) {
-  VkResult r = g.create_fence(d, info, a, f);
-  if (r == VK_SUCCESS) ++g.live_fences;
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyFence(VkDevice d, VkFence f, const VkAllocationCallbacks* a) {
-  if (f != VK_NULL_HANDLE) --g.live_fences;
-  g.destroy_fence(d, f, a);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice d, const VkCommandPoolCreateInfo* info,
-                                                 const VkAllocationCallbacks* a, VkCommandPool* p) {
-  VkResult r = g.create_command_pool(d, info, a, p);
-  if (r == VK_SUCCESS) ++g.live_pools;
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice d, VkCommandPool p,
-                                              const VkAllocationCallbacks* a) {
-  if (p != VK_NULL_HANDLE) --g.live_pools;
-  g.destroy_command_pool(d, p, a);
-}
-
-VKAPI_ATTR VkResult VKAPI_CALL CreateDescriptorPool(VkDevice d,
-                                                    const VkDescriptorPoolCreateInfo* info,
-                                                    const VkAllocationCallbacks* a,
-                                                    VkDescriptorPool* p) {
-  VkResult r = g.create_descriptor_pool(d, info, a, p);
-  if (r == VK_SUCCESS) ++g.live_pools;
-  return r;
-}
-
-VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice d, VkDescriptorPool p,
-                                                 const VkAllocationCallbacks* a) {
-  if (p != VK_NULL_HANDLE) --g.live_pools;
-  g.destroy_descriptor_pool(d, p, a);
+template <auto Real, long Faults::*Count, typename Handle>
+VKAPI_ATTR void VKAPI_CALL CountedDestroy(VkDevice d, Handle h, const VkAllocationCallbacks* a) {
+  if (h != VK_NULL_HANDLE) --(g.*Count);
+  (g.*Real)(d, h, a);
 }
 
 // Lost at the submit: nothing reaches the queue and the fence stays unsignalled.
@@ -191,14 +155,25 @@ class Injector {
     g = Faults{};
     Swap(&g.allocate, &vulkan::vkAllocateMemory, AllocateMemory);
     Swap(&g.free_memory, &vulkan::vkFreeMemory, FreeMemory);
-    Swap(&g.create_buffer, &vulkan::vkCreateBuffer, CreateBuffer);
-    Swap(&g.destroy_buffer, &vulkan::vkDestroyBuffer, DestroyBuffer);
-    Swap(&g.create_fence, &vulkan::vkCreateFence, CreateFence);
-    Swap(&g.destroy_fence, &vulkan::vkDestroyFence, DestroyFence);
-    Swap(&g.create_command_pool, &vulkan::vkCreateCommandPool, CreateCommandPool);
-    Swap(&g.destroy_command_pool, &vulkan::vkDestroyCommandPool, DestroyCommandPool);
-    Swap(&g.create_descriptor_pool, &vulkan::vkCreateDescriptorPool, CreateDescriptorPool);
-    Swap(&g.destroy_descriptor_pool, &vulkan::vkDestroyDescriptorPool, DestroyDescriptorPool);
+    Swap(
+        &g.create_buffer, &vulkan::vkCreateBuffer,
+        CountedCreate<&Faults::create_buffer, &Faults::live_buffers, VkBufferCreateInfo, VkBuffer>);
+    Swap(&g.destroy_buffer, &vulkan::vkDestroyBuffer,
+         CountedDestroy<&Faults::destroy_buffer, &Faults::live_buffers, VkBuffer>);
+    Swap(&g.create_fence, &vulkan::vkCreateFence,
+         CountedCreate<&Faults::create_fence, &Faults::live_fences, VkFenceCreateInfo, VkFence>);
+    Swap(&g.destroy_fence, &vulkan::vkDestroyFence,
+         CountedDestroy<&Faults::destroy_fence, &Faults::live_fences, VkFence>);
+    Swap(&g.create_command_pool, &vulkan::vkCreateCommandPool,
+         CountedCreate<&Faults::create_command_pool, &Faults::live_pools, VkCommandPoolCreateInfo,
+                       VkCommandPool>);
+    Swap(&g.destroy_command_pool, &vulkan::vkDestroyCommandPool,
+         CountedDestroy<&Faults::destroy_command_pool, &Faults::live_pools, VkCommandPool>);
+    Swap(&g.create_descriptor_pool, &vulkan::vkCreateDescriptorPool,
+         CountedCreate<&Faults::create_descriptor_pool, &Faults::live_pools,
+                       VkDescriptorPoolCreateInfo, VkDescriptorPool>);
+    Swap(&g.destroy_descriptor_pool, &vulkan::vkDestroyDescriptorPool,
+         CountedDestroy<&Faults::destroy_descriptor_pool, &Faults::live_pools, VkDescriptorPool>);
     Swap(&g.submit, &vulkan::vkQueueSubmit, QueueSubmit);
     Swap(&g.wait, &vulkan::vkWaitForFences, WaitForFences);
     Swap(&g.wait_idle, &vulkan::vkDeviceWaitIdle, DeviceWaitIdle);
