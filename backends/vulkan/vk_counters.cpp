@@ -39,6 +39,11 @@ void* VKAPI_CALL Reallocate(void* user, void* original, size_t size, size_t alig
 
 }  // namespace
 
+VkReleaseTally& ProcessReleaseTally() {
+  static VkReleaseTally tally;
+  return tally;
+}
+
 VkAllocationCallbacks MakeCountingAllocator(VkCounters* counters) {
   VkAllocationCallbacks a{};
   a.pUserData = counters;

@@ -41,9 +41,11 @@ struct DeviceInfo {
 
 class DeviceContext {
  public:
-  DeviceContext() = default;
+  DeviceContext() { ProcessReleaseTally().contexts_created.fetch_add(1); }
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
+  // Destroys the device and instance, then adds to ProcessReleaseTally() what the driver still
+  // holds from the counting allocator (0 when every object was destroyed first).
   ~DeviceContext();
 
   Status Init(const DeviceOptions& options);
