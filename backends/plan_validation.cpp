@@ -27,6 +27,7 @@ Arity ExpectedArity(const Op& op) {
     case OpKind::kAdd:
       return {1, 1};
     case OpKind::kSiluMul:
+    case OpKind::kGeluMul:
       return {1, 1};
     case OpKind::kTakeLast:
       return {1, 1};
@@ -215,11 +216,15 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kEmbed:
       return IsWeightType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
              in(0).shape[1] % GetDTypeInfo(in(0).dtype).block_elements == 0 &&
-             in(1).dtype == DType::kI32 && in(1).elements() >= rows &&
+             in(1).dtype == DType::kI32 && in(1).elements() >= rows && p.scale > 0.0f &&
              IsF32Matrix(out, rows, out.shape[1]);
-    case OpKind::kRmsNorm:
-      return in(1).dtype == DType::kF32 && in(1).elements() == out.shape[1] &&
-             IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kRmsNorm: {
+      // Per head: the weight covers one head, and the row is a whole number of heads.
+      const int64_t norm_width = p.head_dim > 0 ? p.head_dim : out.shape[1];
+      return p.head_dim >= 0 && out.shape[1] % norm_width == 0 && in(1).dtype == DType::kF32 &&
+             in(1).elements() == norm_width && IsF32Matrix(in(0), rows, out.shape[1]) &&
+             IsF32Matrix(out, rows, out.shape[1]);
+    }
     case OpKind::kMatMul:
       return MatMulShapesValid(plan, op, rows);
     case OpKind::kRope:
@@ -241,6 +246,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     }
     case OpKind::kAdd:
     case OpKind::kSiluMul:
+    case OpKind::kGeluMul:
       return IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kTakeLast:
       return IsF32Matrix(in(0), l.prefill_chunk, out.shape[1]) && IsF32Matrix(out, 1, out.shape[1]);

@@ -4,7 +4,7 @@
 
 #include "platform/text_sink.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/model/llama_config.h"
+#include "runtime/model/model_config.h"
 #include "staticlm/staticlm.h"
 
 namespace {
@@ -80,9 +80,9 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
                                                    size_t capacity, char* error,
                                                    size_t error_capacity) {
   staticlm::gguf::GgufFile file;
-  staticlm::LlamaConfig config;
+  staticlm::ModelConfig config;
   Status s = file.Open(model_path);
-  if (s.ok()) s = staticlm::ReadLlamaConfig(file, &config);
+  if (s.ok()) s = staticlm::ReadModelConfig(file, &config);
   if (!s.ok()) {
     if (error != nullptr && error_capacity > 0)
       std::snprintf(error, error_capacity, "%s", s.message());

@@ -195,7 +195,7 @@ void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memor
 }
 
 void staticlm_get_model_info(const staticlm_context* context, staticlm_model_info* info) {
-  const staticlm::LlamaConfig& c = context->engine.config();
+  const staticlm::ModelConfig& c = context->engine.config();
   info->n_layers = c.n_layers;
   info->width = c.width;
   info->n_heads = c.n_heads;

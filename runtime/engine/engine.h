@@ -13,7 +13,7 @@
 #include "platform/atomic_file.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/model/llama_config.h"
+#include "runtime/model/model_config.h"
 #include "runtime/plan/memory_planner.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/session/session_file.h"
@@ -110,7 +110,7 @@ class Engine {
   const int32_t* history(size_t* n, int32_t sequence = 0) const;
   int32_t max_batch() const { return limits_.max_batch; }
 
-  const LlamaConfig& config() const { return config_; }
+  const ModelConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
   const Backend* backend() const { return backend_.get(); }
   Backend* backend() { return backend_.get(); }
@@ -188,7 +188,7 @@ class Engine {
 
   EngineLimits limits_;
   gguf::GgufFile file_;
-  LlamaConfig config_;
+  ModelConfig config_;
   Tokenizer tokenizer_;
   ChatTemplate chat_template_;
   Sampler sampler_;

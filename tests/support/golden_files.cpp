@@ -122,4 +122,28 @@ bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, s
   });
 }
 
+bool ReadWindowLogitsGolden(const char* path, WindowLogitsGolden* g) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string key;
+    s >> key;
+    if (key == "window") {
+      s >> g->window;
+    } else if (key == "tokens") {
+      for (int32_t t = 0; s >> t;) g->tokens.push_back(t);
+    } else if (key == "logits") {
+      int position = 0;
+      s >> position;
+      if (position != g->window + static_cast<int>(g->logits.size())) return false;
+      std::vector<float>& row = g->logits.emplace_back();
+      for (float v = 0; s >> v;) row.push_back(v);
+    }
+  }
+  return g->window > 0 && !g->logits.empty() &&
+         g->tokens.size() == g->logits.size() + static_cast<size_t>(g->window);
+}
+
 }  // namespace staticlm::test
