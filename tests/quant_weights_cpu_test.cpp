@@ -4,7 +4,9 @@
 // reference product per op: each output equals, bit for bit, an f32 product written here over
 // the dequantized weights (summed in index order, as the reference does). A SIMD tile or the
 // integer path would sum in another order or quantize x, and fail the bit comparison.
-// Embedding tables of these types give their dequantized rows.
+// Embedding tables of these types give their dequantized rows; the integer reference refuses
+// the types loudly (NaN) rather than decoding them as Q4_0.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/dequantize.h"
+#include "backends/cpu/matmul_int8.h"
 #include "tests/vulkan_test_support.h"
 
 namespace staticlm::cpu {
@@ -148,6 +151,26 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
       ExpectBitwise(DequantizedProduct(types[i], bytes[i], n_out[i], n_in, xv, rows),
                     vktest::Values(h, r, y[i], rows), "y");
     }
+  }
+}
+
+// The integer reference has no decoder for these types: called with one anyway (a contract
+// violation the backend never commits), it must not decode the bytes as another type.
+TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
+  const int64_t n_out = 3, n_in = 256, rows = 2;
+  const std::vector<float> x = vktest::RandomFloats(size_t(rows * n_in), 8);
+  std::vector<int16_t> q(size_t(rows * n_in));
+  std::vector<float> d(size_t(rows * n_in / kQuantBlock));
+  std::vector<int32_t> sum(d.size());
+  ref::QuantizeInt8(x.data(), rows, n_in, q.data(), d.data(), sum.data());
+  for (DType type : kNewTypes) {
+    SCOPED_TRACE(DTypeName(type));
+    EXPECT_FALSE(IntSupportsType(type));
+    const std::vector<uint8_t> w = vktest::RandomWeights(type, n_out * n_in, 9);
+    std::vector<float> y(size_t(rows * n_out), 0.0f);
+    ref::MatMulIntRange(type, w.data(), n_out, {q.data(), d.data(), sum.data(), rows, n_in, 8},
+                        y.data(), 0, n_out);
+    for (float v : y) EXPECT_TRUE(std::isnan(v)) << v;
   }
 }
 
