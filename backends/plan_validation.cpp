@@ -80,11 +80,6 @@ bool IsF32Matrix(const TensorRegion& t, int64_t rows, int64_t width) {
          t.shape[3] == 1;
 }
 
-bool IsWeightType(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
-         t == DType::kQ4_0 || t == DType::kQ4_1;
-}
-
 bool HasShape(const TensorRegion& t, DType dtype, int64_t d0, int64_t d1, int64_t d2 = 1,
               int64_t d3 = 1) {
   return t.dtype == dtype && t.shape[0] == d0 && t.shape[1] == d1 && t.shape[2] == d2 &&
@@ -176,7 +171,7 @@ bool MatMulShapesValid(const Plan& plan, const Op& op, int64_t rows) {
   if (!IsF32Matrix(x, rows, k)) return false;
   for (int i = 0; i < l.n_weights; ++i) {
     const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
-    if (!IsWeightType(w.dtype) || w.shape[1] != k || w.shape[2] != 1 || w.shape[3] != 1 ||
+    if (!IsWeightMatrixDType(w.dtype) || w.shape[1] != k || w.shape[2] != 1 || w.shape[3] != 1 ||
         k % GetDTypeInfo(w.dtype).block_elements != 0 ||
         !IsF32Matrix(plan.tensors[op.outputs[i]], rows, w.shape[0])) {
       return false;
@@ -214,7 +209,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
   if (l.rows_are_sequences && per_row && !p.rows_from_step) return false;
   switch (op.kind) {
     case OpKind::kEmbed:
-      return IsWeightType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
+      return IsWeightMatrixDType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
              in(0).shape[1] % GetDTypeInfo(in(0).dtype).block_elements == 0 &&
              in(1).dtype == DType::kI32 && in(1).elements() >= rows && p.scale > 0.0f &&
              IsF32Matrix(out, rows, out.shape[1]);

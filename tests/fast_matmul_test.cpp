@@ -6,12 +6,14 @@
 //  - random data (quantized N(0, 0.05) weights, N(0, 1) activations): within the worst-case
 //    f32 reassociation bound;
 //  - determinism: a row's bits do not depend on the batch it came in, nor on n_out or the
-//    output range (what lets a thread pool split the work).
+//    output range (what lets a thread pool split the work);
+//  - the types without tiles (Q5, K-quants) fall back to the reference, bit for bit.
 #include "backends/cpu/fast_matmul.h"
 
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include "backends/cpu/half.h"
 #include "backends/cpu/reference_kernels.h"
 #include "tests/support/weight_encoding.h"
+#include "tests/vulkan_test_support.h"  // RandomWeights: valid blocks of every weight type
 
 namespace staticlm::cpu {
 namespace {
@@ -337,6 +340,36 @@ INSTANTIATE_TEST_SUITE_P(AllIsasAndTypes, FastMatMulTest,
                          ::testing::Combine(::testing::ValuesIn(kIsas),
                                             ::testing::ValuesIn(kTypes)),
                          ParamName);
+
+// The Q5 types and the K-quants have no tiles: every ISA must hand them to the reference
+// product, so its bits equal ref::MatMul's for the whole product and for an output range.
+TEST(FastMatMulFallbackTest, TypesWithoutTilesGiveTheReferenceBits) {
+  const DType types[] = {DType::kQ5_0, DType::kQ5_1, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+  const int64_t n_out = 13, n_in = 512;
+  for (MatMulIsa isa : kIsas) {
+    MatMulFn fn = MatMulFor(isa);
+    MatMulRangeFn range_fn = MatMulRangeFor(isa);
+    if (fn == nullptr || range_fn == nullptr || !IsaSupported(isa, DetectCpuFeatures())) continue;
+    for (DType type : types) {
+      for (int64_t rows : {int64_t{1}, int64_t{5}}) {
+        SCOPED_TRACE(std::string(MatMulIsaName(isa)) + " " + DTypeName(type) + " rows " +
+                     std::to_string(rows));
+        const std::vector<uint8_t> w = vktest::RandomWeights(type, n_out * n_in, 21);
+        const std::vector<float> x = vktest::RandomFloats(size_t(rows * n_in), 22);
+        std::vector<float> want(size_t(rows * n_out)), got(want.size()), part(want.size(), 0.0f);
+        ref::MatMul(type, w.data(), n_out, n_in, x.data(), rows, want.data());
+        fn(type, w.data(), n_out, n_in, x.data(), rows, got.data());
+        range_fn(type, w.data(), n_out, n_in, x.data(), rows, part.data(), 4, 11);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_EQ(Bits(got[i]), Bits(want[i])) << "output " << i;
+          const int64_t o = int64_t(i) % n_out;
+          const float want_part = o >= 4 && o < 11 ? want[i] : 0.0f;
+          ASSERT_EQ(Bits(part[i]), Bits(want_part)) << "range output " << i;
+        }
+      }
+    }
+  }
+}
 
 TEST(SelectMatMulTest, PicksTheBestIsaTheFeaturesAllow) {
   MatMulIsa chosen = MatMulIsa::kAvx512;

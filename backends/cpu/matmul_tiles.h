@@ -99,7 +99,8 @@ void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_
 }
 
 // The tiles of `type` with one ISA's kernels: Kernels::Q4_0, Q4_1, Q8_0, F32, F16 and BF16 are
-// that ISA's tile kernels (K above) for each weight type. False for any other type.
+// that ISA's tile kernels (K above) for each weight type. False for any other type (the Q5
+// types and the K-quants today): the caller then runs the reference kernel for the product.
 template <class Kernels>
 bool DriveByType(DType type, const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
   switch (type) {

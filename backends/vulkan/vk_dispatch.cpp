@@ -446,8 +446,8 @@ struct Translator {
         const TensorRegion& table = T(op.inputs[0]);
         const char* type = WeightTypeName(table.dtype);
         if (type == nullptr) {
-          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s",
-                               DTypeName(table.dtype));
+          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s (%s)",
+                               table.name, DTypeName(table.dtype));
         }
         char shader[40];
         std::snprintf(shader, sizeof(shader), "embed_%s", type);

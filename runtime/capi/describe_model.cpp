@@ -48,10 +48,11 @@ void DescribeScalar(const staticlm::gguf::GgufFile& file, const staticlm::gguf::
 }
 
 void DescribeTensorTypes(const staticlm::gguf::GgufFile& file, TextSink* sink) {
-  const staticlm::DType kTypes[] = {staticlm::DType::kF32,  staticlm::DType::kF16,
-                                    staticlm::DType::kBF16, staticlm::DType::kQ8_0,
-                                    staticlm::DType::kQ4_0, staticlm::DType::kQ4_1,
-                                    staticlm::DType::kI32};
+  const staticlm::DType kTypes[] = {
+      staticlm::DType::kF32,  staticlm::DType::kF16,  staticlm::DType::kBF16,
+      staticlm::DType::kQ8_0, staticlm::DType::kQ6_K, staticlm::DType::kQ5_1,
+      staticlm::DType::kQ5_0, staticlm::DType::kQ5_K, staticlm::DType::kQ4_0,
+      staticlm::DType::kQ4_1, staticlm::DType::kQ4_K, staticlm::DType::kI32};
   sink->Add("tensors: %zu\n", file.tensors().size());
   for (staticlm::DType t : kTypes) {
     size_t count = 0;

@@ -15,11 +15,6 @@ namespace {
 // last, incomplete group stay in full precision.
 constexpr int32_t kQ4Group = 32;
 
-bool IsMatrixType(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
-         t == DType::kQ4_0 || t == DType::kQ4_1;
-}
-
 int32_t RingChunk(const PlanLimits& l) {
   const int32_t tokens = TokensPerSequence(l);
   return l.cache_chunk > tokens ? l.cache_chunk : tokens;
@@ -127,7 +122,7 @@ Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix
                          static_cast<long long>(info->ne[0]), static_cast<long long>(info->ne[1]),
                          static_cast<long long>(cols), static_cast<long long>(matrix ? rows : 1));
   }
-  bool type_ok = matrix ? IsMatrixType(info->type) : info->type == DType::kF32;
+  bool type_ok = matrix ? IsWeightMatrixDType(info->type) : info->type == DType::kF32;
   if (!type_ok) {
     return Status::Error(StatusCode::kUnsupported, "tensor '%s' has type %s, not supported %s",
                          name, DTypeName(info->type), matrix ? "for a matrix" : "for a norm");
