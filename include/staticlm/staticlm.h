@@ -127,6 +127,13 @@ typedef struct staticlm_memory {
   /* Snapshot slots (max_snapshots of them) and the buffer session files stream through;
    * included in total_bytes. */
   uint64_t snapshot_bytes;
+  /* kv_cache_bytes by layer kind: the layers whose cache is a ring (sliding window or sinks)
+   * and those that keep the whole context (global). */
+  uint64_t kv_ring_bytes;
+  uint64_t kv_global_bytes;
+  /* What the KV cache would take with every layer global at the same context (transformers'
+   * StaticCache), for comparison with a hybrid or windowed cache. */
+  uint64_t kv_all_global_bytes;
 } staticlm_memory;
 
 /* Init phase. Builds the plan for `model_path` under `limits` and reports its memory without

@@ -93,10 +93,18 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
   sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
            static_cast<unsigned long long>(file.file_bytes()));
   sink.Add(
-      "llama: %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
+      "architecture: %s, %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
       "context %d, RoPE base %g, RMS eps %g\n",
-      config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
+      config.arch->name, config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
       config.ffn_width, config.vocab_size, config.context_length, config.rope_base, config.rms_eps);
+  if (config.sliding_window > 0) {
+    sink.Add("sliding window: %d tokens, %s\n", config.sliding_window,
+             config.sliding_window_pattern > 0 ? "every layer but each pattern-th" : "every layer");
+    if (config.sliding_window_pattern > 0) {
+      sink.Add("layer pattern: every %d-th layer global; RoPE base %g on the sliding layers\n",
+               config.sliding_window_pattern, config.LayerRopeBase(0));
+    }
+  }
   sink.Add("metadata:\n");
   for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);
   DescribeTensorTypes(file, &sink);

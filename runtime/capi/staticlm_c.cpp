@@ -69,6 +69,9 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
   out->arena_lower_bound_bytes = m.arena.lower_bound_bytes;
   out->arena_naive_bytes = m.arena.naive_bytes;
   out->snapshot_bytes = m.snapshot_bytes;
+  out->kv_ring_bytes = m.kv_ring_bytes;
+  out->kv_global_bytes = m.kv_global_bytes;
+  out->kv_all_global_bytes = m.kv_all_global_bytes;
 }
 
 // Loads (or builds) the plans of a model without allocating its buffers: enough for reports

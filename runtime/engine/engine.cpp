@@ -325,6 +325,25 @@ void Engine::ComputeMemoryReport() {
                                                limits_.max_context, config_.vocab_size);
   memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
                         memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
+  SplitKvBytes(plans_[n_plans_ - 1]);
+}
+
+// The KV cache by layer kind, from the cache tensors each layer's store writes, and the
+// all-global equivalent from the builder's exact bound of a plan without a window.
+void Engine::SplitKvBytes(const Plan& plan) {
+  memory_.kv_ring_bytes = memory_.kv_global_bytes = 0;
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kKvStore) continue;
+    uint64_t& kind = op.params.cache_policy == CachePolicy::kStatic ? memory_.kv_global_bytes
+                                                                     : memory_.kv_ring_bytes;
+    for (int i = 0; i < op.n_outputs; ++i) {
+      kind += (plan.tensors[op.outputs[i]].bytes() + kPlanAlignment - 1) / kPlanAlignment *
+              kPlanAlignment;
+    }
+  }
+  PlanLimits all_global = plan.limits;
+  all_global.window = all_global.sinks = all_global.global_every = 0;
+  memory_.kv_all_global_bytes = DecoderBufferBound(config_, all_global, BufferId::kKvCache);
 }
 
 Status Engine::Allocate() {

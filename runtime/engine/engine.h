@@ -67,6 +67,9 @@ struct MemoryReport {
   uint64_t host_bytes = 0;
   uint64_t snapshot_bytes = 0;  // snapshot slots and the session file staging buffer
   uint64_t total_bytes = 0;
+  uint64_t kv_ring_bytes = 0;        // kv_cache_bytes of the layers with a ring cache
+  uint64_t kv_global_bytes = 0;      // … and of those that keep the whole context
+  uint64_t kv_all_global_bytes = 0;  // the KV cache with every layer global (StaticCache)
   ArenaReport arena;
 };
 
@@ -175,6 +178,7 @@ class Engine {
                             DeviceSampling* out) const;
   Status SampleOnDevice(int32_t sequence, DeviceSampling sampling, int32_t* token);
   void ComputeMemoryReport();
+  void SplitKvBytes(const Plan& plan);
   // The KV cache bytes of one sequence (its part of every cache tensor).
   uint64_t SequenceKvBytes() const;
   Status InitSessionStore();
