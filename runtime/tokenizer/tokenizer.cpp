@@ -18,8 +18,9 @@ Status OutputTooSmall() {
 size_t Tokenizer::ScratchBytes() const {
   return text_.capacity() + bytes_.capacity() +
          (text_offsets_.capacity() + bytes_offsets_.capacity()) * sizeof(uint32_t) +
-         attrs_.capacity() + specials_.capacity() * sizeof(int32_t) + merges_.bytes() +
-         bpe_.bytes() + spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity();
+         attrs_.capacity() + special_index_.bytes() + user_index_.bytes() +
+         special_lengths_.capacity() * sizeof(uint32_t) + merges_.bytes() + bpe_.bytes() +
+         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity();
 }
 
 bool Tokenizer::IsEndOfGeneration(int32_t id) const {
@@ -54,19 +55,6 @@ Status Tokenizer::TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const
   if (!b.empty()) std::memcpy(out, b.data(), b.size());
   *n = b.size();
   return Status::Ok();
-}
-
-// The special token whose text starts at text[pos], longest first, or -1.
-int32_t Tokenizer::MatchSpecial(std::string_view text, size_t pos, bool parse_special) const {
-  const std::string_view rest = text.substr(pos);
-  const auto first = static_cast<uint8_t>(text[pos]);
-  for (uint32_t k = special_begin_[first]; k < special_begin_[first + 1]; ++k) {
-    const int32_t id = specials_[k];
-    if (!parse_special && (attrs_[id] & kAttrUserDefined) == 0) continue;
-    const std::string_view t = TokenText(id);
-    if (rest.size() >= t.size() && std::memcmp(rest.data(), t.data(), t.size()) == 0) return id;
-  }
-  return -1;
 }
 
 // Encodes text that holds no special token. `at_start`: the stretch begins the whole text.

@@ -30,6 +30,7 @@
 #include "runtime/tokenizer/pre_tokenizer.h"
 #include "runtime/tokenizer/spm_encoder.h"
 #include "runtime/tokenizer/spm_vocab.h"
+#include "runtime/tokenizer/token_index.h"
 #include "runtime/tokenizer/token_type.h"
 
 namespace staticlm {
@@ -106,7 +107,7 @@ class Tokenizer {
   Status InitSpm(const TokenizerSpec& spec, size_t max_text_bytes);
   size_t DecodeTokenBytes(size_t i, TokenType type, std::string_view t, char* out, size_t cap,
                           Status* status) const;
-  void InitSpecials();
+  Status InitSpecials();
   int32_t MatchSpecial(std::string_view text, size_t pos, bool parse_special) const;
   Status EncodeStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
                        size_t* n);
@@ -142,11 +143,15 @@ class Tokenizer {
   // token for a few control bytes such as 0x04), which Encode drops like the reference.
   int32_t byte_ids_[256] = {};
   text::MergeTable merges_;
-  // Control and user-defined tokens grouped by the first byte of their text, longest text
-  // first within a group: those starting with byte b are specials_[special_begin_[b] ..
-  // special_begin_[b + 1]).
-  std::vector<int32_t> specials_;
-  uint32_t special_begin_[257] = {};
+  // Special tokens (control and user-defined) by text: special_index_ holds all of them,
+  // user_index_ the user-defined ones (matched without parse_special); a text shared by
+  // several maps to the lowest id. special_lengths_[length_begin_[b] .. length_begin_[b + 1])
+  // are the distinct lengths of the specials starting with byte b, longest first, so a
+  // match costs one lookup per length rather than a scan of every special.
+  text::TokenIndex special_index_;
+  text::TokenIndex user_index_;
+  std::vector<uint32_t> special_lengths_;
+  uint32_t length_begin_[257] = {};
   text::BpeEncoder bpe_;
 
   // SentencePiece ("llama") only: the merge vocabulary, the encoder, and the buffer a

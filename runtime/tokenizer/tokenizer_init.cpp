@@ -81,7 +81,7 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
   } else {
     STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_text_bytes));
   }
-  InitSpecials();
+  STATICLM_RETURN_IF_ERROR(InitSpecials());
   max_text_bytes_ = max_text_bytes;
   add_bos_ = spec.add_bos;
   initialized_ = true;
@@ -222,31 +222,6 @@ Status Tokenizer::InitMerges(const TokenizerSpec& spec) {
     merges_.Insert(ids[0], ids[1], static_cast<int32_t>(r), ids[2]);
   }
   return Status::Ok();
-}
-
-void Tokenizer::InitSpecials() {
-  specials_.clear();
-  for (size_t i = 0; i < attrs_.size(); ++i) {
-    if ((attrs_[i] & (kAttrControl | kAttrUserDefined)) == 0) continue;
-    // Gemma's space-run tokens are merge results, not specials (see SpmVocabOptions).
-    if (model_ == Model::kSpm && spm_vocab_.Respelled(static_cast<int32_t>(i))) continue;
-    if (TokenText(static_cast<int32_t>(i)).empty()) continue;
-    specials_.push_back(static_cast<int32_t>(i));
-  }
-  // By first byte, then longest first, then lowest id: MatchSpecial scans one group and
-  // takes its first match.
-  std::stable_sort(specials_.begin(), specials_.end(), [this](int32_t a, int32_t b) {
-    const std::string_view ta = TokenText(a);
-    const std::string_view tb = TokenText(b);
-    if (ta[0] != tb[0]) return static_cast<uint8_t>(ta[0]) < static_cast<uint8_t>(tb[0]);
-    return ta.size() > tb.size();
-  });
-  size_t k = 0;
-  for (int b = 0; b < 256; ++b) {
-    special_begin_[b] = static_cast<uint32_t>(k);
-    while (k < specials_.size() && static_cast<uint8_t>(TokenText(specials_[k])[0]) == b) ++k;
-  }
-  special_begin_[256] = static_cast<uint32_t>(k);
 }
 
 }  // namespace staticlm
