@@ -22,7 +22,7 @@
 
 namespace {
 
-constexpr const char* kModel = STATICLM_MODEL_DIR "/gemma-3-270m-q4_k_m.gguf";
+constexpr const char* kModel = STATICLM_GEMMA_MODEL;
 constexpr float kLogitTolerance = 0.1f;
 
 using Context = staticlm::test::ContextPtr;

@@ -52,11 +52,20 @@ bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* ca
     if (keyword == "text") {
       std::string hex;
       in >> hex;
-      cases->push_back({FromHex(hex), {}});
+      TokenizerCase c;
+      c.text = FromHex(hex);
+      cases->push_back(c);
       return true;
     }
     if (keyword == "ids" && !cases->empty()) {
       cases->back().ids = ReadNumbers<int32_t>(in);
+      return true;
+    }
+    if (keyword == "decoded" && !cases->empty()) {
+      std::string hex;
+      in >> hex;
+      cases->back().has_decoded = true;
+      cases->back().decoded = FromHex(hex);
       return true;
     }
     return false;

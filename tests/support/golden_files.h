@@ -11,6 +11,9 @@ namespace staticlm::test {
 struct TokenizerCase {
   std::string text;
   std::vector<int32_t> ids;
+  // The reference's decoding of the ids (without BOS), when the file gives one ("decoded").
+  bool has_decoded = false;
+  std::string decoded;
 };
 
 struct LogitsPosition {
