@@ -406,7 +406,7 @@ INSTANTIATE_TEST_SUITE_P(AllIsasAndTypes, FastMatMulTest,
 TEST(FastMatMulTilesTest, Q5AndKQuantTypesRunOnTiles) {
   const DType types[] = {DType::kQ5_0, DType::kQ5_1, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
   const int64_t n_out = 13, n_in = 1536;
-  for (MatMulIsa isa : {MatMulIsa::kAvx2, MatMulIsa::kAvx512}) {
+  for (MatMulIsa isa : {MatMulIsa::kAvx2, MatMulIsa::kAvx512, MatMulIsa::kNeon}) {
     MatMulFn fn = MatMulFor(isa);
     if (fn == nullptr || !IsaSupported(isa, DetectCpuFeatures())) continue;
     for (DType type : types) {
