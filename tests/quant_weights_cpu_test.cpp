@@ -1,9 +1,13 @@
 // The CPU backend with Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights: one-op plans built by hand and
-// run on two threads with the fast kernels, the reference kernels and int8 activations. These
-// types have no SIMD tiles and no integer kernels, so every configuration must fall back to the
-// reference product per op: each output equals, bit for bit, an f32 product written here over
-// the dequantized weights (summed in index order, as the reference does). A SIMD tile or the
-// integer path would sum in another order or quantize x, and fail the bit comparison.
+// run on two threads with each SIMD ISA's kernels, the reference kernels and int8 activations.
+// These types have SIMD tiles but no integer kernels, so with int8 activations every product
+// of theirs keeps f32 activations:
+//  - with the reference kernels, each output equals, bit for bit, an f32 product written here
+//    over the dequantized weights (summed in index order, as the reference does);
+//  - with an ISA's kernels, each output equals, bit for bit, that ISA's product called directly
+//    (its bits depend only on the row, the weight row and the ISA: fast_matmul.h), however the
+//    backend splits and fuses the work. The reference fallback, or the integer path's
+//    quantized x, would give other bits and fail.
 // Embedding tables of these types give their dequantized rows; the integer reference refuses
 // the types loudly (NaN) rather than decoding them as Q4_0.
 #include <cmath>
@@ -15,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/dequantize.h"
+#include "backends/cpu/fast_matmul.h"
 #include "backends/cpu/matmul_int8.h"
 #include "tests/vulkan_test_support.h"
 
@@ -33,14 +38,25 @@ uint32_t Bits(float f) {
 }
 
 struct Config {
-  const char* name;
+  std::string name;
   bool reference;
   int activation_bits;
+  MatMulIsa isa;  // the kernels asked of the backend
 };
-// The int8 configurations: the integer reference always exists; the SIMD one where the CPU
-// has it (else the backend keeps f32 activations throughout).
-const Config kConfigs[] = {
-    {"fast", false, 0}, {"reference", true, 0}, {"int8", false, 8}, {"int8 reference", true, 8}};
+
+// The reference kernels and every SIMD ISA this build and CPU run, each with f32 and int8
+// activations. The integer reference always exists; the SIMD one where the CPU has it (else
+// the backend keeps f32 activations throughout).
+std::vector<Config> Configs() {
+  std::vector<Config> configs = {{"reference", true, 0, MatMulIsa::kReference},
+                                 {"int8 reference", true, 8, MatMulIsa::kReference}};
+  for (MatMulIsa isa : {MatMulIsa::kAvx2, MatMulIsa::kAvx512, MatMulIsa::kNeon}) {
+    if (MatMulFor(isa) == nullptr || !IsaSupported(isa, DetectCpuFeatures())) continue;
+    configs.push_back({MatMulIsaName(isa), false, 0, isa});
+    configs.push_back({std::string(MatMulIsaName(isa)) + " int8", false, 8, isa});
+  }
+  return configs;
+}
 
 RunResult RunOnCpu(const PlanHarness& h, const Config& c, int64_t n_tokens,
                    std::string* description) {
@@ -48,6 +64,8 @@ RunResult RunOnCpu(const PlanHarness& h, const Config& c, int64_t n_tokens,
   options.threads = 2;
   options.reference_kernels = c.reference;
   options.quantized_activations = c.activation_bits;
+  if (!c.reference)
+    std::snprintf(options.kernels, sizeof(options.kernels), "%s", MatMulIsaName(c.isa));
   CpuBackend backend(options);
   StepParams step{};
   step.n_tokens = static_cast<int32_t>(n_tokens);
@@ -73,6 +91,16 @@ std::vector<float> DequantizedProduct(DType type, const std::vector<uint8_t>& w,
   return y;
 }
 
+// What configuration c must give: the reference's index-order sum, or c's ISA's own product.
+std::vector<float> Expected(const Config& c, DType type, const std::vector<uint8_t>& w,
+                            int64_t n_out, int64_t n_in, const std::vector<float>& x,
+                            int64_t rows) {
+  if (c.reference) return DequantizedProduct(type, w, n_out, n_in, x, rows);
+  std::vector<float> y(static_cast<size_t>(rows * n_out));
+  MatMulFor(c.isa)(type, w.data(), n_out, n_in, x.data(), rows, y.data());
+  return y;
+}
+
 void ExpectBitwise(const std::vector<float>& want, const std::vector<float>& got,
                    const char* what) {
   ASSERT_EQ(want.size(), got.size());
@@ -84,7 +112,7 @@ void ExpectBitwise(const std::vector<float>& want, const std::vector<float>& got
 
 // A plain product with a weight of each new type; a Q8_0 product in front of it, so that the
 // int8 configuration really sets up its integer kernels and must refuse them for this op.
-TEST(QuantWeightsCpuTest, ProductsFallBackToTheReferenceBitwise) {
+TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
   for (DType type : kNewTypes) {
     const int64_t n_out = 37, n_in = 512, chunk = 6, rows = 5;
     PlanHarness h(chunk);
@@ -102,8 +130,7 @@ TEST(QuantWeightsCpuTest, ProductsFallBackToTheReferenceBitwise) {
     std::memcpy(h.Data(w), wb.data(), wb.size());
     auto xv = vktest::RandomFloats(chunk * n_in, 3);
     vktest::PutFloats(h, x, xv);
-    const std::vector<float> want = DequantizedProduct(type, wb, n_out, n_in, xv, rows);
-    for (const Config& c : kConfigs) {
+    for (const Config& c : Configs()) {
       SCOPED_TRACE(std::string(DTypeName(type)) + " " + c.name);
       std::string description;
       RunResult r = RunOnCpu(h, c, rows, &description);
@@ -113,7 +140,8 @@ TEST(QuantWeightsCpuTest, ProductsFallBackToTheReferenceBitwise) {
         EXPECT_TRUE(integer) << description;  // the integer path is set up, and must refuse
       }
       if (c.activation_bits == 8 && !integer) std::printf("note: %s\n", description.c_str());
-      ExpectBitwise(want, vktest::Values(h, r, y, rows), "y");
+      ExpectBitwise(Expected(c, type, wb, n_out, n_in, xv, rows), vktest::Values(h, r, y, rows),
+                    "y");
     }
   }
 }
@@ -141,14 +169,14 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
   }
   auto xv = vktest::RandomFloats(chunk * n_in, 5);
   vktest::PutFloats(h, x, xv);
-  for (const Config& c : kConfigs) {
+  for (const Config& c : Configs()) {
     SCOPED_TRACE(c.name);
     std::string description;
     RunResult r = RunOnCpu(h, c, rows, &description);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     for (int i = 0; i < 3; ++i) {
       SCOPED_TRACE(DTypeName(types[i]));
-      ExpectBitwise(DequantizedProduct(types[i], bytes[i], n_out[i], n_in, xv, rows),
+      ExpectBitwise(Expected(c, types[i], bytes[i], n_out[i], n_in, xv, rows),
                     vktest::Values(h, r, y[i], rows), "y");
     }
   }
@@ -181,7 +209,9 @@ TEST(QuantWeightsCpuTest, EmbeddingRowsAreDequantizedRows) {
     PlanHarness h(chunk);
     uint32_t table = h.Tensor(BufferId::kWeights, type, {vocab, width}, "table");
     uint32_t out = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "out");
-    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, OpParams{});
+    OpParams embed;
+    embed.scale = 1.0f;  // rows as they are (a plan must give the factor: plan.h)
+    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, embed);
     h.Allocate();
     auto wb = vktest::RandomWeights(type, vocab * width, 6);
     std::memcpy(h.Data(table), wb.data(), wb.size());
@@ -192,7 +222,7 @@ TEST(QuantWeightsCpuTest, EmbeddingRowsAreDequantizedRows) {
     for (int64_t r = 0; r < chunk; ++r) {
       DequantizeRow(type, wb.data() + ids[r] * row_bytes, width, want.data() + r * width);
     }
-    for (const Config& c : kConfigs) {
+    for (const Config& c : Configs()) {
       SCOPED_TRACE(c.name);
       std::string description;
       RunResult r = RunOnCpu(h, c, chunk, &description);

@@ -16,8 +16,8 @@
 //  - n_out ≥ 1 and rows ≥ 1 of any size. n_in is a multiple of the block: 32 for
 //    Q8_0/Q5_0/Q5_1/Q4_0/Q4_1, 256 for Q4_K/Q5_K/Q6_K, anything ≥ 1 for F32/F16/BF16. Pointers
 //    need no particular alignment.
-//  - The Q5 types and the K-quants have no SIMD tiles yet: every implementation computes them
-//    with the reference kernel (DotRow), so their results are the reference's bit for bit.
+//  - The Q5 types and the K-quants run on tiles like the others: a K-quant super-block is
+//    decoded as 8 sub-blocks of 32.
 #pragma once
 
 #include <cstdint>
