@@ -40,7 +40,7 @@ struct TensorRegion {
 // Each kind's tensors, as Op::inputs → Op::outputs. In-place kinds list the tensor they
 // update only as an output; it is read too.
 enum class OpKind : uint8_t {
-  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · scale
+  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · embed_scale
   kRmsNorm,  // x [R, d], weight F32 [d]              → y [R, d]
              // (head_dim > 0: each head_dim-wide group of a row is normalised on its own, with
              // weight F32 [head_dim]: Gemma 3's and Qwen 3's norm of q and k per head)
@@ -98,9 +98,9 @@ struct OpParams {
   // in; true rotates halves (x[i], x[i + head_dim/2]), Hugging Face's rotate-half, the layout of
   // architectures whose converter does not permute (Gemma, Qwen 2, Phi 3: llama.cpp's "neox").
   bool rope_halves = false;
-  // kAttention: the score scale (1/sqrt(head_dim), or the architecture's own); kEmbed: the
-  // factor every embedding row is multiplied by (1, or sqrt(d) for Gemma).
-  float scale = 0.0f;
+  float scale = 0.0f;  // kAttention: the score scale, 1/sqrt(head_dim)
+  // kEmbed: the factor every embedding row is multiplied by (sqrt(d) for Gemma).
+  float embed_scale = 1.0f;
   // true: the op processes the step's n_tokens rows; false: every row of its output shape.
   bool rows_from_step = true;
   // kMatMul fusions (plan passes in runtime/plan/fusion_passes.h):

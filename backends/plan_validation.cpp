@@ -211,7 +211,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kEmbed:
       return IsWeightMatrixDType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
              in(0).shape[1] % GetDTypeInfo(in(0).dtype).block_elements == 0 &&
-             in(1).dtype == DType::kI32 && in(1).elements() >= rows && p.scale > 0.0f &&
+             in(1).dtype == DType::kI32 && in(1).elements() >= rows && p.embed_scale > 0.0f &&
              IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kRmsNorm: {
       // Per head: the weight covers one head, and the row is a whole number of heads.

@@ -209,9 +209,7 @@ TEST(QuantWeightsCpuTest, EmbeddingRowsAreDequantizedRows) {
     PlanHarness h(chunk);
     uint32_t table = h.Tensor(BufferId::kWeights, type, {vocab, width}, "table");
     uint32_t out = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "out");
-    OpParams embed;
-    embed.scale = 1.0f;  // rows as they are (a plan must give the factor: plan.h)
-    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, embed);
+    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, OpParams{});
     h.Allocate();
     auto wb = vktest::RandomWeights(type, vocab * width, 6);
     std::memcpy(h.Data(table), wb.data(), wb.size());

@@ -365,8 +365,8 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       const TensorRegion& table = plan.tensors[op.inputs[0]];
       ref::Embed(table.dtype, Address(op.inputs[0]), width,
                  reinterpret_cast<const int32_t*>(Address(op.inputs[1])), rows, y);
-      if (p.scale != 1.0f) {
-        for (int64_t i = 0; i < rows * width; ++i) y[i] *= p.scale;
+      if (p.embed_scale != 1.0f) {
+        for (int64_t i = 0; i < rows * width; ++i) y[i] *= p.embed_scale;
       }
       return;
     }

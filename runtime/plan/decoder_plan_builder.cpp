@@ -355,7 +355,7 @@ Status Builder::Build() {
   uint32_t x = Activation("residual", -1, C, c_.width);
   OpParams embed{};
   // In f32 as transformers scales (sqrt(d) rounded once to f32); 1 leaves rows as stored.
-  embed.scale =
+  embed.embed_scale =
       c_.arch->scale_embeddings ? static_cast<float>(std::sqrt(static_cast<double>(c_.width))) : 1.0f;
   AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x}, embed);
   for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));

@@ -96,6 +96,7 @@ void WriteOp(Writer* w, const Op& op) {
   w->F32(p.eps);
   w->F32(p.rope_base);
   w->F32(p.scale);
+  w->F32(p.embed_scale);
   w->U8(p.rows_from_step ? 1 : 0);
   w->U8(p.n_weights);
   w->U8(
@@ -174,7 +175,7 @@ Status ReadOp(Reader* r, Op* op) {
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);
   for (uint32_t& o : op->outputs) ok = ok && r->U32(&o);
   ok = ok && r->U32(&layer) && r->U32(&heads) && r->U32(&kv_heads) && r->U32(&head_dim) &&
-       r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->U8(&rows_from_step) &&
+       r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->F32(&p.embed_scale) && r->U8(&rows_from_step) &&
        r->U8(&p.n_weights) && r->U8(&flags) && r->U8(&policy) && r->U8(&quant);
   for (uint32_t& v : cache) ok = ok && r->U32(&v);
   if (!ok) return Truncated("an op");
