@@ -1,15 +1,38 @@
 // Element types of tensors in a plan. The numeric values are GGUF/ggml type ids, so a tensor
 // type read from a GGUF file converts by value after IsKnownDType() has accepted it.
 //
-// Block layouts (little-endian, 32 elements per block for the quantized types):
-//   Q4_0: f16 d; u8 qs[16]            value[j] = (nibble - 8) * d
-//   Q4_1: f16 d; f16 m; u8 qs[16]     value[j] = nibble * d + m
-//   Q8_0: f16 d; i8 qs[32]            value[j] = qs[j] * d
+// Block layouts (little-endian; 32 elements per block, 256 for the K-quants). Every product and
+// sum below is one f32 operation, rounded on its own, in the order written (the decoders match
+// ggml's and gguf-py's bit for bit).
+//   Q4_0: f16 d; u8 qs[16]                     value[j] = (nibble - 8) * d
+//   Q4_1: f16 d; f16 m; u8 qs[16]              value[j] = nibble * d + m
+//   Q5_0: f16 d; u8 qh[4]; u8 qs[16]           value[j] = (q - 16) * d
+//   Q5_1: f16 d; f16 m; u8 qh[4]; u8 qs[16]    value[j] = q * d + m
+//   Q8_0: f16 d; i8 qs[32]                     value[j] = qs[j] * d
+// In Q4 and Q5 blocks, element j < 16 is the low nibble of qs[j] and element j + 16 its high
+// nibble. In Q5 blocks the fifth bit of element j is bit j of qh read as a little-endian u32:
+// q = nibble | (bit << 4).
+//
+// K-quants: a super-block of 256 elements in sub-blocks, one f16 super-scale (two for Q4_K and
+// Q5_K) scaling small integer sub-block scales.
+//   Q4_K (144 bytes): f16 d; f16 dmin; u8 scales[12]; u8 qs[128]
+//   Q5_K (176 bytes): f16 d; f16 dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]
+//     8 sub-blocks of 32, each with a 6-bit scale sc[s] and a 6-bit min m[s] packed in scales[]:
+//       s < 4:  sc = scales[s] & 63                      m = scales[s + 4] & 63
+//       s >= 4: sc = (scales[s + 4] & 15) | (scales[s - 4] >> 6) << 4
+//               m  = (scales[s + 4] >> 4) | (scales[s] >> 6) << 4
+//     element k of sub-block s (k < 32): nibble = qs[32 * (s / 2) + k], low nibble for even s,
+//     high for odd s; Q5_K adds bit s of qh[k] as the fifth bit (q = nibble | bit << 4).
+//       value = (d * sc) * q - (dmin * m)
+//   Q6_K (210 bytes): u8 ql[128]; u8 qh[64]; i8 scales[16]; f16 d
+//     two halves h of 128 elements; element r of half h (r < 128):
+//       low 4 bits:  ql[64 * h + r % 64], low nibble for r < 64, high nibble for r >= 64
+//       high 2 bits: (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3
+//       value = (d * scales[i / 16]) * (q - 32), with i = 128 * h + r the element's index
 // Types only a plan uses (KV caches; IsKnownPlanDType, never read from a GGUF file):
 //   I8:    one int8 per element (GGUF's I8 id); the q8 cache's scales are a separate tensor
 //   KV_Q4: two 4-bit values per byte, element 2i the low nibble of byte i; the q4 cache's
 //          scales and minimums are separate tensors
-// In Q4 blocks, element j < 16 is the low nibble of qs[j] and element j + 16 its high nibble.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +44,12 @@ enum class DType : uint32_t {
   kF16 = 1,
   kQ4_0 = 2,
   kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
   kQ8_0 = 8,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
   kI32 = 26,
   kBF16 = 30,
 };
@@ -43,13 +71,40 @@ inline bool IsKnownDType(uint32_t id) {
     case 1:
     case 2:
     case 3:
+    case 6:
+    case 7:
     case 8:
+    case 12:
+    case 13:
+    case 14:
     case 26:
     case 30:
       return true;
     default:
       return false;
   }
+}
+
+// Types a weight matrix (and an embedding table) may have in a plan. Every backend must
+// either run them or refuse them at Prepare; the CPU reference kernels decode them all.
+inline bool IsWeightMatrixDType(DType t) {
+  switch (t) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kQ8_0:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
+      return true;
+    case DType::kI32:
+      return false;
+  }
+  return false;
 }
 
 // Known to a plan: the GGUF types above plus the KV cache types.
@@ -69,8 +124,18 @@ inline DTypeInfo GetDTypeInfo(DType t) {
       return {"Q4_0", 32, 18};
     case DType::kQ4_1:
       return {"Q4_1", 32, 20};
+    case DType::kQ5_0:
+      return {"Q5_0", 32, 22};
+    case DType::kQ5_1:
+      return {"Q5_1", 32, 24};
     case DType::kQ8_0:
       return {"Q8_0", 32, 34};
+    case DType::kQ4_K:
+      return {"Q4_K", 256, 144};
+    case DType::kQ5_K:
+      return {"Q5_K", 256, 176};
+    case DType::kQ6_K:
+      return {"Q6_K", 256, 210};
     case DType::kI32:
       return {"I32", 1, 4};
     case DType::kBF16:

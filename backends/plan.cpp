@@ -36,6 +36,8 @@ const char* OpKindName(OpKind kind) {
       return "silu_mul";
     case OpKind::kTakeLast:
       return "take_last";
+    case OpKind::kGeluMul:
+      return "gelu_mul";
   }
   return "?";
 }

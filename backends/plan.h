@@ -40,8 +40,10 @@ struct TensorRegion {
 // Each kind's tensors, as Op::inputs → Op::outputs. In-place kinds list the tensor they
 // update only as an output; it is read too.
 enum class OpKind : uint8_t {
-  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d]
+  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · embed_scale
   kRmsNorm,  // x [R, d], weight F32 [d]              → y [R, d]
+             // (head_dim > 0: each head_dim-wide group of a row is normalised on its own, with
+             // weight F32 [head_dim]: Gemma 3's and Qwen 3's norm of q and k per head)
   kMatMul,   // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
              // (fused forms: see MatMulLayout below)
   kRope,     // (none)                                → x [C, heads · head_dim], rotated in place
@@ -52,6 +54,8 @@ enum class OpKind : uint8_t {
   kAdd,        // b [R, d]                              → a [R, d] += b
   kSiluMul,    // up [R, f]                             → gate [R, f] = silu(gate) · up
   kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]
+  kGeluMul,    // up [R, f]                             → gate [R, f] = gelu(gate) · up, GELU's
+               // tanh approximation (Gemma's GeGLU)
 };
 const char* OpKindName(OpKind kind);
 
@@ -90,7 +94,13 @@ struct OpParams {
   int32_t head_dim = 0;
   float eps = 0.0f;        // RMSNorm epsilon
   float rope_base = 0.0f;  // RoPE theta base
-  float scale = 0.0f;      // attention score scale, 1/sqrt(head_dim)
+  // kRope: false rotates adjacent pairs (x[2i], x[2i+1]), the layout GGUF stores Llama's q and k
+  // in; true rotates halves (x[i], x[i + head_dim/2]), Hugging Face's rotate-half, the layout of
+  // architectures whose converter does not permute (Gemma, Qwen 2, Phi 3: llama.cpp's "neox").
+  bool rope_halves = false;
+  float scale = 0.0f;  // kAttention: the score scale, 1/sqrt(head_dim)
+  // kEmbed: the factor every embedding row is multiplied by (sqrt(d) for Gemma).
+  float embed_scale = 1.0f;
   // true: the op processes the step's n_tokens rows; false: every row of its output shape.
   bool rows_from_step = true;
   // kMatMul fusions (plan passes in runtime/plan/fusion_passes.h):

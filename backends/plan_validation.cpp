@@ -27,6 +27,7 @@ Arity ExpectedArity(const Op& op) {
     case OpKind::kAdd:
       return {1, 1};
     case OpKind::kSiluMul:
+    case OpKind::kGeluMul:
       return {1, 1};
     case OpKind::kTakeLast:
       return {1, 1};
@@ -77,11 +78,6 @@ Status ValidateTensor(const Plan& plan, uint32_t index, const BufferBinding& buf
 bool IsF32Matrix(const TensorRegion& t, int64_t rows, int64_t width) {
   return t.dtype == DType::kF32 && t.shape[0] >= rows && t.shape[1] == width && t.shape[2] == 1 &&
          t.shape[3] == 1;
-}
-
-bool IsWeightType(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
-         t == DType::kQ4_0 || t == DType::kQ4_1;
 }
 
 bool HasShape(const TensorRegion& t, DType dtype, int64_t d0, int64_t d1, int64_t d2 = 1,
@@ -175,7 +171,7 @@ bool MatMulShapesValid(const Plan& plan, const Op& op, int64_t rows) {
   if (!IsF32Matrix(x, rows, k)) return false;
   for (int i = 0; i < l.n_weights; ++i) {
     const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
-    if (!IsWeightType(w.dtype) || w.shape[1] != k || w.shape[2] != 1 || w.shape[3] != 1 ||
+    if (!IsWeightMatrixDType(w.dtype) || w.shape[1] != k || w.shape[2] != 1 || w.shape[3] != 1 ||
         k % GetDTypeInfo(w.dtype).block_elements != 0 ||
         !IsF32Matrix(plan.tensors[op.outputs[i]], rows, w.shape[0])) {
       return false;
@@ -213,13 +209,17 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
   if (l.rows_are_sequences && per_row && !p.rows_from_step) return false;
   switch (op.kind) {
     case OpKind::kEmbed:
-      return IsWeightType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
+      return IsWeightMatrixDType(in(0).dtype) && in(0).shape[1] == out.shape[1] &&
              in(0).shape[1] % GetDTypeInfo(in(0).dtype).block_elements == 0 &&
-             in(1).dtype == DType::kI32 && in(1).elements() >= rows &&
+             in(1).dtype == DType::kI32 && in(1).elements() >= rows && p.embed_scale > 0.0f &&
              IsF32Matrix(out, rows, out.shape[1]);
-    case OpKind::kRmsNorm:
-      return in(1).dtype == DType::kF32 && in(1).elements() == out.shape[1] &&
-             IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kRmsNorm: {
+      // Per head: the weight covers one head, and the row is a whole number of heads.
+      const int64_t norm_width = p.head_dim > 0 ? p.head_dim : out.shape[1];
+      return p.head_dim >= 0 && out.shape[1] % norm_width == 0 && in(1).dtype == DType::kF32 &&
+             in(1).elements() == norm_width && IsF32Matrix(in(0), rows, out.shape[1]) &&
+             IsF32Matrix(out, rows, out.shape[1]);
+    }
     case OpKind::kMatMul:
       return MatMulShapesValid(plan, op, rows);
     case OpKind::kRope:
@@ -241,6 +241,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     }
     case OpKind::kAdd:
     case OpKind::kSiluMul:
+    case OpKind::kGeluMul:
       return IsF32Matrix(in(0), rows, out.shape[1]) && IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kTakeLast:
       return IsF32Matrix(in(0), l.prefill_chunk, out.shape[1]) && IsF32Matrix(out, 1, out.shape[1]);

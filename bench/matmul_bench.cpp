@@ -1,5 +1,6 @@
-// Single-thread matmul speed per ISA on the shapes of SmolLM2-135M, reported in ns per call and
-// weight bytes per second (the limit of a memory-bound matvec).
+// Single-thread matmul speed per ISA on the shapes of SmolLM2-135M and Gemma 3 270M (width 640,
+// FFN 2048: its Q4_K, Q5_0 and Q6_K weights), reported in time per call, weight bytes per
+// second (the limit of a memory-bound matvec) and GFLOP/s (2 · n_out · n_in · rows per call).
 //
 //   hot:  the same weights every iteration (they stay in L2/L3): the kernel's compute speed.
 //   cold: a different copy of the weights each iteration, cycling through more than the last
@@ -37,11 +38,15 @@ std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in, uint32
     return w;
   }
   for (uint8_t& b : w) b = static_cast<uint8_t>(rng());
+  // Where dtype.h puts the f16 scale d (Q6_K: last) and the f16 m or dmin (if any).
+  const size_t d_at = type == DType::kQ6_K ? 208 : 0;
+  const bool has_m =
+      type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K || type == DType::kQ5_K;
   for (size_t b = 0; b < w.size() / info.block_bytes; ++b) {
     uint8_t* block = &w[b * info.block_bytes];
     uint16_t d = FloatToHalf(0.003f + 0.001f * dist(rng)), m = FloatToHalf(-0.05f);
-    std::memcpy(block, &d, 2);
-    if (type == DType::kQ4_1) std::memcpy(block + 2, &m, 2);
+    std::memcpy(block + d_at, &d, 2);
+    if (has_m) std::memcpy(block + 2, &m, 2);
   }
   return w;
 }
@@ -69,6 +74,9 @@ void BM_MatMul(benchmark::State& state, MatMulIsa isa, DType type, int64_t n_out
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
                           static_cast<int64_t>(one.size()));
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2e-9 * double(n_out) * double(n_in) * double(rows) * double(state.iterations()),
+      benchmark::Counter::kIsRate);
 }
 
 struct Shape {
@@ -85,6 +93,19 @@ const Shape kShapes[] = {
     {"ffn_up_f16_1536x576", DType::kF16, 1536, 576, 1},
     {"prefill64_ffn_up_q4_1_1536x576", DType::kQ4_1, 1536, 576, 64},
     {"prefill64_output_q8_0_49152x576", DType::kQ8_0, 49152, 576, 64},
+    // Gemma 3 270M: FFN up/gate (2048 × 640) and down (640 × 2048) in its weight types.
+    {"gemma_up_q4_k_2048x640", DType::kQ4_K, 2048, 640, 1},
+    {"gemma_down_q4_k_640x2048", DType::kQ4_K, 640, 2048, 1},
+    {"gemma_up_q5_0_2048x640", DType::kQ5_0, 2048, 640, 1},
+    {"gemma_down_q5_0_640x2048", DType::kQ5_0, 640, 2048, 1},
+    {"gemma_up_q6_k_2048x640", DType::kQ6_K, 2048, 640, 1},
+    {"gemma_down_q6_k_640x2048", DType::kQ6_K, 640, 2048, 1},
+    {"prefill64_gemma_up_q4_k_2048x640", DType::kQ4_K, 2048, 640, 64},
+    {"prefill64_gemma_down_q4_k_640x2048", DType::kQ4_K, 640, 2048, 64},
+    {"prefill64_gemma_up_q5_0_2048x640", DType::kQ5_0, 2048, 640, 64},
+    {"prefill64_gemma_down_q5_0_640x2048", DType::kQ5_0, 640, 2048, 64},
+    {"prefill64_gemma_up_q6_k_2048x640", DType::kQ6_K, 2048, 640, 64},
+    {"prefill64_gemma_down_q6_k_640x2048", DType::kQ6_K, 640, 2048, 64},
 };
 
 void RegisterAll() {

@@ -11,6 +11,17 @@ set(shader_dir ${CMAKE_CURRENT_LIST_DIR})
 file(GLOB shader_includes ${shader_dir}/*.glsl)
 set(spirv_names "")
 
+# Compiled SPIR-V is kept in a cache shared by every build directory (compile_cached.cmake):
+# the sanitizer build and CI's clean clone copy what the Release build compiled. Empty: none.
+set(default_spirv_cache "")
+if(DEFINED ENV{STATICLM_SPIRV_CACHE})
+  set(default_spirv_cache "$ENV{STATICLM_SPIRV_CACHE}")
+elseif(DEFINED ENV{HOME})
+  set(default_spirv_cache "$ENV{HOME}/.cache/staticlm/spirv")
+endif()
+set(STATICLM_SPIRV_CACHE "${default_spirv_cache}" CACHE PATH
+    "Directory of compiled shader variants shared across builds (empty: no cache)")
+
 function(add_shader_variant name source)
   set(out ${spv_dir}/${name}.spv)
   set(defines "")
@@ -19,13 +30,19 @@ function(add_shader_variant name source)
   endforeach()
   if(STATICLM_GLSLC)
     set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 -O -I ${shader_dir}
-        ${defines} ${shader_dir}/${source} -o ${out})
+        ${defines} ${shader_dir}/${source})
   else()
     set(cmd ${STATICLM_GLSLANG} -V --target-env vulkan1.1 -S comp -I${shader_dir} ${defines}
-        ${shader_dir}/${source} -o ${out})
+        ${shader_dir}/${source})
   endif()
-  add_custom_command(OUTPUT ${out} COMMAND ${cmd}
+  string(REPLACE ";" "|" joined_cmd "${cmd}")
+  string(REPLACE ";" "|" joined_sources "${shader_dir}/${source};${shader_includes}")
+  add_custom_command(OUTPUT ${out}
+                     COMMAND ${CMAKE_COMMAND} -DCMD=${joined_cmd} -DOUT=${out}
+                             -DSOURCES=${joined_sources} -DCACHE_DIR=${STATICLM_SPIRV_CACHE}
+                             -P ${shader_dir}/compile_cached.cmake
                      DEPENDS ${shader_dir}/${source} ${shader_includes}
+                             ${shader_dir}/compile_cached.cmake
                      COMMENT "SPIR-V ${name}" VERBATIM)
   set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
 endfunction()

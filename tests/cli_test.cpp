@@ -95,13 +95,14 @@ TEST(CliTest, UnsupportedArchitecture) {
 TEST(CliTest, UnsupportedTensorType) {
   staticlm::test::GgufWriter writer;
   writer.AddString("general.architecture", "llama");
-  writer.AddTensor("blk.0.attn_q.weight", {256, 2}, uint32_t(12), std::vector<uint8_t>(288, 0));
+  // Q2_K (ggml id 10, 84 bytes per 256 values): a real ggml type staticlm does not decode.
+  writer.AddTensor("blk.0.attn_q.weight", {256, 2}, uint32_t(10), std::vector<uint8_t>(168, 0));
   std::string path = TempPath("type.gguf");
   ASSERT_TRUE(writer.WriteFile(path.c_str()).ok());
   Result r = RunCli("run --model " + path);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("blk.0.attn_q.weight"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("Q4_K"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Q2_K"), std::string::npos) << r.output;
 }
 
 TEST(CliTest, TensorDataOutOfBounds) {

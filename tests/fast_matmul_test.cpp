@@ -6,12 +6,15 @@
 //  - random data (quantized N(0, 0.05) weights, N(0, 1) activations): within the worst-case
 //    f32 reassociation bound;
 //  - determinism: a row's bits do not depend on the batch it came in, nor on n_out or the
-//    output range (what lets a thread pool split the work).
+//    output range (what lets a thread pool split the work);
+//  - the Q5 types and the K-quants really run on tiles in every SIMD kernel (not on the
+//    reference fallback).
 #include "backends/cpu/fast_matmul.h"
 
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -20,20 +23,23 @@
 #include "backends/cpu/half.h"
 #include "backends/cpu/reference_kernels.h"
 #include "tests/support/weight_encoding.h"
+#include "tests/vulkan_test_support.h"  // RandomWeights: valid blocks of every weight type
 
 namespace staticlm::cpu {
 namespace {
 
-const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
-                        DType::kQ8_0, DType::kQ4_0, DType::kQ4_1};
+const DType kTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
+                        DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                        DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 const MatMulIsa kIsas[] = {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512,
                            MatMulIsa::kNeon};
 
-// Tiles are up to 8 outputs × 4 rows, and block scales are read 8 or 16 blocks at a time: the
-// sizes leave every remainder of those.
+// Tiles are up to 8 outputs × 4 rows, and block scales are read 8 or 16 units of 32 at a time
+// (one or two K-quant super-blocks): the sizes leave every remainder of those.
 const int64_t kOutputs[] = {1, 3, 6, 13, 17, 33, 100};
 const int64_t kRows[] = {1, 2, 3, 5, 8, 13};
 const int64_t kQuantizedInputs[] = {32, 64, 96, 544, 576, 1536};
+const int64_t kSuperBlockInputs[] = {256, 512, 768, 1536};
 // Plain types also get widths that leave a partial vector (8 and 16 lanes) or are tiny.
 const int64_t kPlainInputs[] = {1, 7, 16, 45, 64, 96, 576, 1536};
 
@@ -41,7 +47,12 @@ bool IsQuantized(DType t) {
   return GetDTypeInfo(t).block_elements > 1;
 }
 
+bool IsKQuant(DType t) {
+  return GetDTypeInfo(t).block_elements == 256;
+}
+
 std::vector<int64_t> InputWidths(DType t) {
+  if (IsKQuant(t)) return {std::begin(kSuperBlockInputs), std::end(kSuperBlockInputs)};
   if (IsQuantized(t)) return {std::begin(kQuantizedInputs), std::end(kQuantizedInputs)};
   return {std::begin(kPlainInputs), std::end(kPlainInputs)};
 }
@@ -52,8 +63,12 @@ uint32_t Bits(float f) {
   return b;
 }
 
-// Random weights: N(0, 0.05) floats quantized into valid blocks by the test support encoder.
+// Random weights: N(0, 0.05) floats quantized into valid blocks by the test support encoder;
+// for the types it cannot encode (Q5, K-quants), random quants under random finite scales.
 std::vector<uint8_t> RandomWeights(DType type, int64_t n_out, int64_t n_in, uint32_t seed) {
+  if (type == DType::kQ5_0 || type == DType::kQ5_1 || IsKQuant(type)) {
+    return vktest::RandomWeights(type, static_cast<uint64_t>(n_out * n_in), seed);
+  }
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, 0.05f);
   std::vector<float> values(static_cast<size_t>(n_out * n_in));
@@ -77,6 +92,47 @@ void Put16(uint8_t* p, uint16_t v) {
 // as blocks with power-of-two scales. With activations j · 2^-3 (|j| ≤ 8) every product is a
 // multiple of 2^-9 below 2^2, so sums of up to 1536 of them stay below 2^24 units of 2^-9:
 // exact in f32 whatever the order.
+std::vector<uint8_t> ExactWeights(DType type, int64_t n_out, int64_t n_in, uint32_t seed);
+
+// Exact Q5 and K-quant blocks (see ExactWeights): every weight is a multiple of 2^-10 of
+// magnitude at most 1, so with those activations every product is a multiple of 2^-13 of
+// magnitude at most 1, and sums of up to 1536 of them are exact in f32 whatever the order.
+//  - Q5_0, Q5_1: d = ±2^-6 or ±2^-7, q ≤ 31 (Q5_1: m = |d| · k, −15 ≤ k ≤ 0);
+//  - Q4_K: d, dmin = ±2^-10, any 6-bit sc and m: |sc · q| + m ≤ 63 · 15 + 63 < 2^10;
+//  - Q5_K: the same with sc ≤ 31: 31 · 31 + 63 ≤ 2^10;
+//  - Q6_K: d = ±2^-10, |scale| ≤ 31: 31 · 32 < 2^10.
+void FillExactBlock(DType type, uint8_t* block, std::mt19937& rng) {
+  auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto sign = [&]() { return uniform(0, 1) ? 1.0f : -1.0f; };
+  DTypeInfo info = GetDTypeInfo(type);
+  for (uint32_t i = 0; i < info.block_bytes; ++i) block[i] = static_cast<uint8_t>(uniform(0, 255));
+  const float k_scale = std::ldexp(1.0f, -10);
+  switch (type) {
+    case DType::kQ5_0:
+    case DType::kQ5_1: {
+      const float d = sign() * std::ldexp(1.0f, -uniform(6, 7));
+      Put16(block, FloatToHalf(d));
+      if (type == DType::kQ5_1) Put16(block + 2, FloatToHalf(std::fabs(d) * uniform(-15, 0)));
+      return;
+    }
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+      Put16(block, FloatToHalf(sign() * k_scale));
+      Put16(block + 2, FloatToHalf(sign() * k_scale));
+      // Bytes 0-3 of scales[] hold bit 5 of sc[s] (their bit 5) and of sc[s + 4] (bit 7).
+      if (type == DType::kQ5_K) {
+        for (int s = 0; s < 4; ++s) block[4 + s] &= 0x5f;
+      }
+      return;
+    case DType::kQ6_K:
+      for (int s = 0; s < 16; ++s) block[192 + s] = static_cast<uint8_t>(uniform(-31, 31));
+      Put16(block + 208, FloatToHalf(sign() * k_scale));
+      return;
+    default:
+      FAIL() << "no exact blocks for " << DTypeName(type);
+  }
+}
+
 std::vector<uint8_t> ExactWeights(DType type, int64_t n_out, int64_t n_in, uint32_t seed) {
   std::mt19937 rng(seed);
   auto uniform = [&rng](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -89,8 +145,12 @@ std::vector<uint8_t> ExactWeights(DType type, int64_t n_out, int64_t n_in, uint3
   }
   DTypeInfo info = GetDTypeInfo(type);
   std::vector<uint8_t> bytes(DTypeBytes(type, static_cast<uint64_t>(n)));
-  for (int64_t b = 0; b < n / 32; ++b) {
+  for (int64_t b = 0; b < n / info.block_elements; ++b) {
     uint8_t* block = bytes.data() + b * info.block_bytes;
+    if (type != DType::kQ8_0 && type != DType::kQ4_0 && type != DType::kQ4_1) {
+      FillExactBlock(type, block, rng);
+      continue;
+    }
     float d = scale();
     Put16(block, FloatToHalf(d));
     if (type == DType::kQ8_0) {
@@ -211,7 +271,9 @@ TEST_P(FastMatMulTest, ExactDataMatchesReferenceBitForBit) {
 // decoded weight itself: the kernels must decode every weight of realistic (inexact) blocks to
 // the reference's value, bit for bit (e.g. no fused multiply-add where it rounds twice).
 TEST_P(FastMatMulTest, DecodesWeightsExactlyAsTheReference) {
-  for (int64_t n_in : {int64_t{64}, int64_t{96}}) {
+  const std::vector<int64_t> widths =
+      IsKQuant(type_) ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{64, 96};
+  for (int64_t n_in : widths) {
     const int64_t n_out = 13, rows = n_in;
     Problem p{type_,
               n_out,
@@ -303,7 +365,7 @@ TEST_P(FastMatMulTest, ResultsDoNotDependOnBatchOrOutputSlice) {
 
 // The range entry point writes exactly its outputs of every row, with the full call's bits.
 TEST_P(FastMatMulTest, RangeWritesOnlyItsOutputs) {
-  const int64_t n_out = 17, rows = 5, n_in = IsQuantized(type_) ? 96 : 45;
+  const int64_t n_out = 17, rows = 5, n_in = IsKQuant(type_) ? 768 : IsQuantized(type_) ? 96 : 45;
   Problem p{type_,
             n_out,
             n_in,
@@ -337,6 +399,33 @@ INSTANTIATE_TEST_SUITE_P(AllIsasAndTypes, FastMatMulTest,
                          ::testing::Combine(::testing::ValuesIn(kIsas),
                                             ::testing::ValuesIn(kTypes)),
                          ParamName);
+
+// The Q5 types and the K-quants run on each SIMD ISA's tiles, not on the reference fallback
+// (DotRow), whose bits would equal ref::MatMul's everywhere: on random data the tiles' other
+// summation order must show in some output's last bits. (The suite above checks the values.)
+TEST(FastMatMulTilesTest, Q5AndKQuantTypesRunOnTiles) {
+  const DType types[] = {DType::kQ5_0, DType::kQ5_1, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+  const int64_t n_out = 13, n_in = 1536;
+  for (MatMulIsa isa : {MatMulIsa::kAvx2, MatMulIsa::kAvx512, MatMulIsa::kNeon}) {
+    MatMulFn fn = MatMulFor(isa);
+    if (fn == nullptr || !IsaSupported(isa, DetectCpuFeatures())) continue;
+    for (DType type : types) {
+      for (int64_t rows : {int64_t{1}, int64_t{5}}) {
+        Problem p{type,
+                  n_out,
+                  n_in,
+                  rows,
+                  RandomWeights(type, n_out, n_in, 21),
+                  RandomActivations(rows, n_in, 22)};
+        std::vector<float> want = Reference(p), got = Compute(fn, p);
+        int differ = 0;
+        for (size_t i = 0; i < want.size(); ++i) differ += Bits(got[i]) != Bits(want[i]);
+        EXPECT_GT(differ, 0) << MatMulIsaName(isa) << " " << Describe(p)
+                             << ": every output has the reference's bits (the fallback?)";
+      }
+    }
+  }
+}
 
 TEST(SelectMatMulTest, PicksTheBestIsaTheFeaturesAllow) {
   MatMulIsa chosen = MatMulIsa::kAvx512;

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/plan/llama_plan_builder.h"
+#include "runtime/plan/decoder_plan_builder.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
 #include "tests/support/gguf_writer.h"
@@ -109,14 +109,14 @@ TEST_F(PlanFileTest, LoadedPlanRunsIdenticallyAndBuildsNothing) {
             STATICLM_OK);
   Context built(raw);
 
-  uint64_t builds_before = staticlm::LlamaPlanBuildCount();
+  uint64_t builds_before = staticlm::PlanBuildCount();
   staticlm_limits loaded_limits = Limits(plan.c_str());
   loaded_limits.max_context = 5;  // ignored: the plan's limits apply
   ASSERT_EQ(staticlm_create(Model().c_str(), &loaded_limits, &raw, error, sizeof(error)),
             STATICLM_OK)
       << error;
   Context loaded(raw);
-  EXPECT_EQ(staticlm::LlamaPlanBuildCount(), builds_before) << "loading a plan built a graph";
+  EXPECT_EQ(staticlm::PlanBuildCount(), builds_before) << "loading a plan built a graph";
 
   staticlm_memory a, b;
   staticlm_get_memory(built.get(), &a);

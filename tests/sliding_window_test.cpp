@@ -17,6 +17,7 @@
 
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/golden_files.h"
 
 namespace {
 
@@ -26,36 +27,8 @@ constexpr const char* kLayeredModel = STATICLM_GOLDEN_DIR "/layered_window.gguf"
 constexpr float kTolerance = 2e-3f;
 
 using Context = staticlm::test::ContextPtr;
-
-struct Golden {
-  int window = 0;
-  std::vector<int32_t> tokens;
-  std::vector<std::vector<float>> logits;  // [position − window][vocab]
-};
-
-bool ReadGolden(const char* path, Golden* g) {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream s(line);
-    std::string key;
-    s >> key;
-    if (key == "window") {
-      s >> g->window;
-    } else if (key == "tokens") {
-      for (int32_t t = 0; s >> t;) g->tokens.push_back(t);
-    } else if (key == "logits") {
-      int position = 0;
-      s >> position;
-      if (position != g->window + static_cast<int>(g->logits.size())) return false;
-      std::vector<float>& row = g->logits.emplace_back();
-      for (float v = 0; s >> v;) row.push_back(v);
-    }
-  }
-  return g->window > 0 && !g->logits.empty() &&
-         g->tokens.size() == g->logits.size() + static_cast<size_t>(g->window);
-}
+using Golden = staticlm::test::WindowLogitsGolden;
+using staticlm::test::ReadWindowLogitsGolden;
 
 Context Create(int window, int context, int chunk, bool reference, const char* model = kModel,
                int global_every = 0) {
@@ -84,8 +57,8 @@ float MaxDifference(const staticlm_context* ctx, const std::vector<float>& expec
 class SlidingWindowTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(ReadGolden(STATICLM_GOLDEN_DIR "/mistral_window.txt", &golden_));
-    ASSERT_TRUE(ReadGolden(STATICLM_GOLDEN_DIR "/layered_window.txt", &layered_));
+    ASSERT_TRUE(ReadWindowLogitsGolden(STATICLM_GOLDEN_DIR "/mistral_window.txt", &golden_));
+    ASSERT_TRUE(ReadWindowLogitsGolden(STATICLM_GOLDEN_DIR "/layered_window.txt", &layered_));
   }
   // Prefills `first` tokens in chunks, then decodes the rest one at a time; returns the largest
   // logit difference from `g` at positions first − 1 … end.

@@ -331,8 +331,10 @@ TEST(BpeTest, BytesWithoutATokenAreDropped) {
 TEST(BpeTest, InitRejectsWhatItCannotRun) {
   ToyVocab v({"ab"});
   Tokenizer tok;
-  v.spec.model = "llama";
-  EXPECT_EQ(tok.Init(v.spec, 64).code(), StatusCode::kUnsupported);
+  v.spec.model = "t5";
+  const Status unsupported = tok.Init(v.spec, 64);
+  EXPECT_EQ(unsupported.code(), StatusCode::kUnsupported);
+  EXPECT_NE(std::string(unsupported.message()).find("'t5'"), std::string::npos);
   v.spec.model = "gpt2";
   v.spec.pre = "default";
   EXPECT_EQ(tok.Init(v.spec, 64).code(), StatusCode::kUnsupported);

@@ -111,6 +111,23 @@ inline std::vector<uint8_t> RandomWeights(DType type, uint64_t elements, uint32_
         std::memcpy(&out[at], &h, 2);
         break;
       }
+      case DType::kQ5_0:
+      case DType::kQ5_1:
+      case DType::kQ4_K:
+      case DType::kQ5_K:
+      case DType::kQ6_K: {
+        // Random quants, then finite f16 scales where the layout keeps them (dtype.h): d first
+        // (Q6_K: last), and m or dmin after it for Q5_1, Q4_K and Q5_K. The K-quants' super-
+        // scales are smaller: they multiply 6-bit (Q6_K: int8) sub-block scales.
+        for (size_t i = at; i < at + info.block_bytes; ++i) out[i] = uint8_t(rng());
+        const bool k_quant = type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ6_K;
+        const float s = k_quant ? 1.0f / 32 : 1.0f;
+        put_half(type == DType::kQ6_K ? at + 208 : at, small(rng) * s);
+        if (type == DType::kQ5_1 || type == DType::kQ4_K || type == DType::kQ5_K) {
+          put_half(at + 2, small(rng) * s);
+        }
+        break;
+      }
       default: {
         put_half(at, small(rng));
         size_t q = 2;

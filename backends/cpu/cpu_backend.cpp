@@ -365,10 +365,19 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       const TensorRegion& table = plan.tensors[op.inputs[0]];
       ref::Embed(table.dtype, Address(op.inputs[0]), width,
                  reinterpret_cast<const int32_t*>(Address(op.inputs[1])), rows, y);
+      if (p.embed_scale != 1.0f) {
+        for (int64_t i = 0; i < rows * width; ++i) y[i] *= p.embed_scale;
+      }
       return;
     }
     case OpKind::kRmsNorm:
-      elementwise_.rms_norm(input_f32(0), input_f32(1), rows, width, p.eps, y);
+      // Per head, a row of heads is that many rows of one head each (rows are contiguous).
+      if (p.head_dim > 0) {
+        elementwise_.rms_norm(input_f32(0), input_f32(1), rows * (width / p.head_dim), p.head_dim,
+                              p.eps, y);
+      } else {
+        elementwise_.rms_norm(input_f32(0), input_f32(1), rows, width, p.eps, y);
+      }
       return;
     case OpKind::kMatMul:
       RunMatMul(b, op, rows);
@@ -399,6 +408,9 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
     case OpKind::kSiluMul:
       elementwise_.silu_mul(y, input_f32(0), rows * width);
       return;
+    case OpKind::kGeluMul:
+      ref::GeluMul(y, input_f32(0), rows * width);
+      return;
     case OpKind::kTakeLast: {
       const TensorRegion& x = plan.tensors[op.inputs[0]];
       std::memcpy(y, input_f32(0) + (step.n_tokens - 1) * x.shape[1],
@@ -421,12 +433,16 @@ void CpuBackend::RunRope(const Op& op, const StepParams& step, int64_t rows, int
                     : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base);
   }
   if (angles != nullptr) {
-    RopeAngles::Apply(x, rows, heads, p.head_dim, angles);
-  } else if (!by_row) {
-    ref::Rope(x, rows, heads, p.head_dim, step.position, p.rope_base);
+    (p.rope_halves ? RopeAngles::ApplyHalves : RopeAngles::Apply)(x, rows, heads, p.head_dim,
+                                                                   angles);
+    return;
+  }
+  auto* rope = p.rope_halves ? ref::RopeHalves : ref::Rope;
+  if (!by_row) {
+    rope(x, rows, heads, p.head_dim, step.position, p.rope_base);
   } else {
     for (int64_t r = 0; r < rows; ++r) {
-      ref::Rope(x + r * width, 1, heads, p.head_dim, step.row_positions[r], p.rope_base);
+      rope(x + r * width, 1, heads, p.head_dim, step.row_positions[r], p.rope_base);
     }
   }
 }

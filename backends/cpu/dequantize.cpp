@@ -1,5 +1,6 @@
 #include "backends/cpu/dequantize.h"
 
+#include "backends/cpu/dequantize_k.h"
 #include "backends/cpu/half.h"
 
 namespace staticlm::cpu {
@@ -20,6 +21,21 @@ void DecodeNibbles(const uint8_t* qs, float d, float offset, float* out) {
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<float>(qs[j] & 0x0f) * d + offset;
     out[j + 16] = static_cast<float>(qs[j] >> 4) * d + offset;
+  }
+}
+
+// Q5 blocks: the Q4 nibbles plus a fifth bit, bit j of qh (a little-endian u32) for element j.
+// value = q * d + offset with q in 0..31 (Q5_1), or (q - 16) * d (Q5_0, offset unused).
+void DecodeFiveBits(const uint8_t* qh_bytes, const uint8_t* qs, float d, const float* offset,
+                    float* out) {
+  uint32_t qh = static_cast<uint32_t>(qh_bytes[0]) | (static_cast<uint32_t>(qh_bytes[1]) << 8) |
+                (static_cast<uint32_t>(qh_bytes[2]) << 16) |
+                (static_cast<uint32_t>(qh_bytes[3]) << 24);
+  for (int j = 0; j < 32; ++j) {
+    int nibble = j < 16 ? qs[j] & 0x0f : qs[j - 16] >> 4;
+    int q = nibble | static_cast<int>(((qh >> j) & 1u) << 4);
+    out[j] =
+        offset != nullptr ? static_cast<float>(q) * d + *offset : static_cast<float>(q - 16) * d;
   }
 }
 
@@ -49,6 +65,24 @@ void DequantizeBlock(DType type, const uint8_t* row, int64_t block_index, float*
       DecodeNibbles(block + 4, d, m, out);
       return;
     }
+    case DType::kQ5_0: {
+      DecodeFiveBits(block + 2, block + 6, HalfToFloat(ReadU16(block)), nullptr, out);
+      return;
+    }
+    case DType::kQ5_1: {
+      float m = HalfToFloat(ReadU16(block + 2));
+      DecodeFiveBits(block + 4, block + 8, HalfToFloat(ReadU16(block)), &m, out);
+      return;
+    }
+    case DType::kQ4_K:
+      kquant::DecodeQ4K(block, out);
+      return;
+    case DType::kQ5_K:
+      kquant::DecodeQ5K(block, out);
+      return;
+    case DType::kQ6_K:
+      kquant::DecodeQ6K(block, out);
+      return;
     case DType::kQ8_0: {
       float d = HalfToFloat(ReadU16(block));
       const int8_t* qs = reinterpret_cast<const int8_t*>(block + 2);

@@ -13,8 +13,11 @@
 //    not on n_out, on `rows`, on the output range, or on where r falls in a tile.
 //  - No heap allocation (about 1 KiB of stack), no threads, no I/O; safe to call
 //    concurrently on disjoint outputs.
-//  - n_out ≥ 1 and rows ≥ 1 of any size. n_in is a multiple of 32 for Q8_0/Q4_0/Q4_1 and
-//    anything ≥ 1 for F32/F16/BF16. Pointers need no particular alignment.
+//  - n_out ≥ 1 and rows ≥ 1 of any size. n_in is a multiple of the block: 32 for
+//    Q8_0/Q5_0/Q5_1/Q4_0/Q4_1, 256 for Q4_K/Q5_K/Q6_K, anything ≥ 1 for F32/F16/BF16. Pointers
+//    need no particular alignment.
+//  - The Q5 types and the K-quants run on tiles like the others: a K-quant super-block is
+//    decoded as 8 sub-blocks of 32.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +27,8 @@
 
 namespace staticlm::cpu {
 
-// y (rows, n_out) = x (rows, n_in) · wᵀ, w (n_out, n_in) of `type` (F32, F16, BF16, Q8_0,
-// Q4_0 or Q4_1). Run phase: does not allocate.
+// y (rows, n_out) = x (rows, n_in) · wᵀ, w (n_out, n_in) of `type` (any IsWeightMatrixDType).
+// Run phase: does not allocate.
 using MatMulFn = void (*)(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
                           int64_t rows, float* y);
 

@@ -55,7 +55,9 @@ using QuantizeFn = void (*)(const float* x, int64_t rows, int64_t n_in, void* q,
                             int32_t* sum);
 
 // y[r * n_out + o] for every row r of x and o in [o_begin, o_end); w (n_out, x.n_in) of type
-// Q4_0, Q4_1 or Q8_0; x quantized by the same implementation. Run phase: no allocation.
+// Q4_0, Q4_1 or Q8_0 (IntSupportsType; any other type, the Q5 and K-quants included, writes NaN
+// outputs: callers keep f32 activations for those); x quantized by the same implementation.
+// Run phase: no allocation.
 using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   const QuantizedActivations& x, float* y, int64_t o_begin,
                                   int64_t o_end);
@@ -80,7 +82,8 @@ bool IntIsaSupported(IntIsa isa, const CpuFeatures& features);
 // only.
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits);
 
-// Whether the integer path computes products with weights of `type`.
+// Whether the integer path computes products with weights of `type`. Not the Q5 types or the
+// K-quants (no integer kernels yet): a product with one of those keeps f32 activations.
 inline bool IntSupportsType(DType type) {
   return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ8_0;
 }

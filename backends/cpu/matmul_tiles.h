@@ -99,7 +99,9 @@ void DriveTiles(const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_
 }
 
 // The tiles of `type` with one ISA's kernels: Kernels::Q4_0, Q4_1, Q8_0, F32, F16 and BF16 are
-// that ISA's tile kernels (K above) for each weight type. False for any other type.
+// that ISA's tile kernels (K above) for each weight type; Kernels::Q5_0, Q5_1, Q4_K, Q5_K and
+// Q6_K are optional (an ISA may not have them yet). False for a type without tiles: the caller
+// then runs the reference kernel for the product.
 template <class Kernels>
 bool DriveByType(DType type, const TileArgs& whole, int64_t rows, int64_t o_begin, int64_t o_end) {
   switch (type) {
@@ -121,6 +123,36 @@ bool DriveByType(DType type, const TileArgs& whole, int64_t rows, int64_t o_begi
     case DType::kBF16:
       DriveTiles<typename Kernels::BF16>(whole, rows, o_begin, o_end);
       return true;
+    case DType::kQ5_0:
+      if constexpr (requires { typename Kernels::Q5_0; }) {
+        DriveTiles<typename Kernels::Q5_0>(whole, rows, o_begin, o_end);
+        return true;
+      }
+      return false;
+    case DType::kQ5_1:
+      if constexpr (requires { typename Kernels::Q5_1; }) {
+        DriveTiles<typename Kernels::Q5_1>(whole, rows, o_begin, o_end);
+        return true;
+      }
+      return false;
+    case DType::kQ4_K:
+      if constexpr (requires { typename Kernels::Q4_K; }) {
+        DriveTiles<typename Kernels::Q4_K>(whole, rows, o_begin, o_end);
+        return true;
+      }
+      return false;
+    case DType::kQ5_K:
+      if constexpr (requires { typename Kernels::Q5_K; }) {
+        DriveTiles<typename Kernels::Q5_K>(whole, rows, o_begin, o_end);
+        return true;
+      }
+      return false;
+    case DType::kQ6_K:
+      if constexpr (requires { typename Kernels::Q6_K; }) {
+        DriveTiles<typename Kernels::Q6_K>(whole, rows, o_begin, o_end);
+        return true;
+      }
+      return false;
     default:
       return false;
   }

@@ -12,6 +12,14 @@ void SiluMul(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+void GeluMul(float* gate, const float* up, int64_t n) {
+  const float k = 0.7978845608028654f;  // sqrt(2/π)
+  for (int64_t i = 0; i < n; ++i) {
+    float x = gate[i];
+    gate[i] = 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x))) * up[i];
+  }
+}
+
 void Softmax(float* x, int64_t n) {
   float max_value = x[0];
   for (int64_t i = 1; i < n; ++i) max_value = x[i] > max_value ? x[i] : max_value;

@@ -109,6 +109,14 @@ void QuantizeInt16(const float* x, int64_t rows, int64_t n_in, void* q, float* d
 
 void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
                     float* y, int64_t o_begin, int64_t o_end) {
+  if (!IntSupportsType(type)) {
+    // A caller's contract violation (the backend keeps f32 activations for these types):
+    // NaN outputs make it loud instead of decoding the weights as the wrong type.
+    for (int64_t r = 0; r < x.rows; ++r) {
+      for (int64_t o = o_begin; o < o_end; ++o) y[r * n_out + o] = std::nanf("");
+    }
+    return;
+  }
   if (x.bits == 16) {
     MatMulRows<int16_t>(type, w, n_out, x, y, o_begin, o_end);
   } else {

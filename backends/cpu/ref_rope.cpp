@@ -25,4 +25,26 @@ void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t fir
   }
 }
 
+void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
+                float base) {
+  const int64_t half = head_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    double position = static_cast<double>(first_position) + static_cast<double>(r);
+    for (int64_t i = 0; i < half; ++i) {
+      // The same angles as Rope: only which two elements form pair i differs.
+      double inv_freq = std::pow(static_cast<double>(base),
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+      float c = static_cast<float>(std::cos(position * inv_freq));
+      float s = static_cast<float>(std::sin(position * inv_freq));
+      for (int64_t h = 0; h < n_heads; ++h) {
+        float* head = x + r * n_heads * head_dim + h * head_dim;
+        float x0 = head[i];
+        float x1 = head[i + half];
+        head[i] = x0 * c - x1 * s;
+        head[i + half] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
+
 }  // namespace staticlm::cpu::ref

@@ -28,6 +28,11 @@ void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const flo
 void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
           float base);
 
+// As Rope, but pair i is (x[i], x[i + head_dim/2]): Hugging Face's rotate-half, for the
+// architectures whose GGUF q and k rows are not permuted (OpParams::rope_halves).
+void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
+                float base);
+
 // One layer's cache as the kernels see it: the op's parameters (policy, quantization, slots,
 // heads; backends/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
 struct KvCacheView {
@@ -72,6 +77,10 @@ void Add(float* a, const float* b, int64_t n);
 
 // gate[i] = silu(gate[i]) · up[i], silu(x) = x / (1 + e^−x)
 void SiluMul(float* gate, const float* up, int64_t n);
+
+// gate[i] = gelu(gate[i]) · up[i], with GELU's tanh approximation
+// gelu(x) = x/2 · (1 + tanh(sqrt(2/π) · (x + 0.044715 x³)))
+void GeluMul(float* gate, const float* up, int64_t n);
 
 // x[i] = e^(x[i] − max) / Σ e^(x[j] − max)
 void Softmax(float* x, int64_t n);

@@ -84,4 +84,21 @@ void RopeAngles::Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim
   }
 }
 
+void RopeAngles::ApplyHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+                             const float* cos_sin) {
+  const int64_t half = head_dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* head = x + (r * n_heads + h) * head_dim;
+      const float* cs = cos_sin + r * half * 2;
+      for (int64_t i = 0; i < half; ++i) {
+        float c = cs[2 * i], s = cs[2 * i + 1];
+        float x0 = head[i], x1 = head[i + half];
+        head[i] = x0 * c - x1 * s;
+        head[i + half] = x0 * s + x1 * c;
+      }
+    }
+  }
+}
+
 }  // namespace staticlm::cpu

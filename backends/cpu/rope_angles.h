@@ -26,6 +26,9 @@ class RopeAngles {
   // x (rows, n_heads · head_dim) rotated in place with the pairs Get returned.
   static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
                     const float* cos_sin);
+  // The same with pair i being (x[i], x[i + head_dim/2]) (ref::RopeHalves).
+  static void ApplyHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+                          const float* cos_sin);
 
  private:
   bool Fits(int64_t rows, int64_t head_dim) const;

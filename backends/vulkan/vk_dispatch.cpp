@@ -397,7 +397,10 @@ struct Translator {
   // queries, then the keys) run as one dispatch: on a CPU device every dispatch costs a
   // round of thread wake-ups.
   bool CanPairRope(const Op& a, const Op& b) const {
-    if (a.kind != OpKind::kRope || b.kind != OpKind::kRope) return false;
+    if (a.kind != OpKind::kRope || b.kind != OpKind::kRope || a.params.rope_halves ||
+        b.params.rope_halves) {
+      return false;  // Translate refuses the rotate-half form
+    }
     const RopeRows::Entry* e = rope.Find(a);
     const TensorRegion& x = T(a.outputs[0]);
     const TensorRegion& y = T(b.outputs[0]);
@@ -418,7 +421,23 @@ struct Translator {
     return Groups(d, CeilDiv(pairs, kGroup), 1, a);
   }
 
+  // The plan features of newer architectures (Gemma 3) that no shader implements yet: a clear
+  // refusal at Prepare rather than a kernel that silently computes the Llama form.
+  static const char* MissingFeature(const Op& op) {
+    if (op.kind == OpKind::kGeluMul) return "GELU-gated feed-forward (gelu_mul)";
+    if (op.kind == OpKind::kEmbed && op.params.embed_scale != 1.0f) return "scaled embeddings";
+    if (op.kind == OpKind::kRmsNorm && op.params.head_dim > 0) return "per-head RMSNorm";
+    if (op.kind == OpKind::kRope && op.params.rope_halves) return "rotate-half RoPE";
+    return nullptr;
+  }
+
   Status Translate(const Op& op) {
+    if (const char* missing = MissingFeature(op)) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "the Vulkan backend has no kernel for %s yet (op %s of layer %d); "
+                           "use --backend cpu",
+                           missing, OpKindName(op.kind), op.params.layer);
+    }
     const TensorRegion& y = T(op.outputs[0]);
     uint64_t count = static_cast<uint64_t>(y.elements());
     uint32_t width = static_cast<uint32_t>(y.shape[1]);
@@ -427,8 +446,8 @@ struct Translator {
         const TensorRegion& table = T(op.inputs[0]);
         const char* type = WeightTypeName(table.dtype);
         if (type == nullptr) {
-          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s",
-                               DTypeName(table.dtype));
+          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s (%s)",
+                               table.name, DTypeName(table.dtype));
         }
         char shader[40];
         std::snprintf(shader, sizeof(shader), "embed_%s", type);
@@ -456,6 +475,8 @@ struct Translator {
         return Elementwise(op, "add", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kSiluMul:
         return Elementwise(op, "silu_mul", op.outputs[0], op.inputs[0], count, width);
+      case OpKind::kGeluMul:
+        break;  // refused above
       case OpKind::kTakeLast: {
         Dispatch& d = Add("take_last");
         d.bind[0] = R(op.inputs[0]);

@@ -76,7 +76,10 @@ typedef struct staticlm_limits {
    * generation goes on past max_context with constant memory. sinks > 0 (needs window): keep
    * the first `sinks` positions as attention sinks (StreamingLLM). 0, 0: the static cache.
    * window = STATICLM_WINDOW_FROM_MODEL: the window and layer pattern the model's metadata
-   * gives (GGUF <arch>.attention.sliding_window, .sliding_window_pattern); an error if none. */
+   * gives (GGUF <arch>.attention.sliding_window, .sliding_window_pattern); an error if none.
+   * A family whose layers slide by design (gemma3) always uses the model's window and pattern
+   * (the hybrid cache: rings on the sliding layers, the whole context on the global ones);
+   * any other positive window is then an error. */
   int32_t window;
   int32_t sinks;
   /* Per-layer policy, with a window: layer i keeps a static (global) cache when
@@ -124,6 +127,13 @@ typedef struct staticlm_memory {
   /* Snapshot slots (max_snapshots of them) and the buffer session files stream through;
    * included in total_bytes. */
   uint64_t snapshot_bytes;
+  /* kv_cache_bytes by layer kind: the layers whose cache is a ring (sliding window or sinks)
+   * and those that keep the whole context (global). */
+  uint64_t kv_ring_bytes;
+  uint64_t kv_global_bytes;
+  /* What the KV cache would take with every layer global at the same context (transformers'
+   * StaticCache), for comparison with a hybrid or windowed cache. */
+  uint64_t kv_all_global_bytes;
 } staticlm_memory;
 
 /* Init phase. Builds the plan for `model_path` under `limits` and reports its memory without

@@ -4,7 +4,7 @@
 
 #include "platform/text_sink.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/model/llama_config.h"
+#include "runtime/model/model_config.h"
 #include "staticlm/staticlm.h"
 
 namespace {
@@ -48,10 +48,11 @@ void DescribeScalar(const staticlm::gguf::GgufFile& file, const staticlm::gguf::
 }
 
 void DescribeTensorTypes(const staticlm::gguf::GgufFile& file, TextSink* sink) {
-  const staticlm::DType kTypes[] = {staticlm::DType::kF32,  staticlm::DType::kF16,
-                                    staticlm::DType::kBF16, staticlm::DType::kQ8_0,
-                                    staticlm::DType::kQ4_0, staticlm::DType::kQ4_1,
-                                    staticlm::DType::kI32};
+  const staticlm::DType kTypes[] = {
+      staticlm::DType::kF32,  staticlm::DType::kF16,  staticlm::DType::kBF16,
+      staticlm::DType::kQ8_0, staticlm::DType::kQ6_K, staticlm::DType::kQ5_1,
+      staticlm::DType::kQ5_0, staticlm::DType::kQ5_K, staticlm::DType::kQ4_0,
+      staticlm::DType::kQ4_1, staticlm::DType::kQ4_K, staticlm::DType::kI32};
   sink->Add("tensors: %zu\n", file.tensors().size());
   for (staticlm::DType t : kTypes) {
     size_t count = 0;
@@ -80,9 +81,9 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
                                                    size_t capacity, char* error,
                                                    size_t error_capacity) {
   staticlm::gguf::GgufFile file;
-  staticlm::LlamaConfig config;
+  staticlm::ModelConfig config;
   Status s = file.Open(model_path);
-  if (s.ok()) s = staticlm::ReadLlamaConfig(file, &config);
+  if (s.ok()) s = staticlm::ReadModelConfig(file, &config);
   if (!s.ok()) {
     if (error != nullptr && error_capacity > 0)
       std::snprintf(error, error_capacity, "%s", s.message());
@@ -92,10 +93,18 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
   sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
            static_cast<unsigned long long>(file.file_bytes()));
   sink.Add(
-      "llama: %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
+      "architecture: %s, %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
       "context %d, RoPE base %g, RMS eps %g\n",
-      config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
+      config.arch->name, config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
       config.ffn_width, config.vocab_size, config.context_length, config.rope_base, config.rms_eps);
+  if (config.sliding_window > 0) {
+    sink.Add("sliding window: %d tokens, %s\n", config.sliding_window,
+             config.sliding_window_pattern > 0 ? "every layer but each pattern-th" : "every layer");
+    if (config.sliding_window_pattern > 0) {
+      sink.Add("layer pattern: every %d-th layer global; RoPE base %g on the sliding layers\n",
+               config.sliding_window_pattern, config.LayerRopeBase(0));
+    }
+  }
   sink.Add("metadata:\n");
   for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);
   DescribeTensorTypes(file, &sink);

@@ -69,6 +69,9 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
   out->arena_lower_bound_bytes = m.arena.lower_bound_bytes;
   out->arena_naive_bytes = m.arena.naive_bytes;
   out->snapshot_bytes = m.snapshot_bytes;
+  out->kv_ring_bytes = m.kv_ring_bytes;
+  out->kv_global_bytes = m.kv_global_bytes;
+  out->kv_all_global_bytes = m.kv_all_global_bytes;
 }
 
 // Loads (or builds) the plans of a model without allocating its buffers: enough for reports
@@ -195,7 +198,7 @@ void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memor
 }
 
 void staticlm_get_model_info(const staticlm_context* context, staticlm_model_info* info) {
-  const staticlm::LlamaConfig& c = context->engine.config();
+  const staticlm::ModelConfig& c = context->engine.config();
   info->n_layers = c.n_layers;
   info->width = c.width;
   info->n_heads = c.n_heads;

@@ -9,7 +9,7 @@
 #include "platform/memory_lock.h"
 #include "runtime/model/model_hash.h"
 #include "runtime/plan/fusion_passes.h"
-#include "runtime/plan/llama_plan_builder.h"
+#include "runtime/plan/decoder_plan_builder.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 
@@ -26,25 +26,33 @@ uint64_t Bytes(const Plan* plans, int n_plans, BufferId id) {
   return most;
 }
 
-// The sliding window a model's metadata gives, and which layers keep a global cache (gemma
-// style: every `pattern`-th layer).
-Status ReadModelWindow(const gguf::GgufFile& file, EngineLimits* limits) {
-  uint32_t window = 0, pattern = 0;
-  if (file.FindKey("llama.attention.sliding_window") == nullptr) {
+// The sliding window a model's metadata gives, and which layers keep a global cache (every
+// `pattern`-th layer: Gemma's hybrid cache): `--window model`, and always for a family whose
+// layers slide by design (Architecture::swa_pattern), where a cache that did not forget would
+// compute another model. A context no longer than the window needs no ring: every layer keeps
+// it all, which is the same attention.
+Status UseModelWindow(const ModelConfig& c, EngineLimits* limits) {
+  const bool intrinsic = c.arch->swa_pattern > 0 && c.sliding_window > 0;
+  if (limits->window > 0 && intrinsic && limits->window != c.sliding_window) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "%s layers slide over the model's window of %d tokens; --window %d "
+                         "cannot change it",
+                         c.arch->name, c.sliding_window, limits->window);
+  }
+  if (limits->window >= 0 && !intrinsic) return Status::Ok();
+  if (c.sliding_window == 0) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "the model's metadata gives no sliding window "
-                         "(llama.attention.sliding_window)");
+                         "(%s.attention.sliding_window)",
+                         c.arch->name);
   }
-  STATICLM_RETURN_IF_ERROR(file.GetU32("llama.attention.sliding_window", &window));
-  if (file.FindKey("llama.attention.sliding_window_pattern") != nullptr) {
-    STATICLM_RETURN_IF_ERROR(file.GetU32("llama.attention.sliding_window_pattern", &pattern));
+  if (intrinsic && limits->sinks > 0) {
+    return Status::Error(StatusCode::kUnsupported, "%s does not support sinks (--sinks)",
+                         c.arch->name);
   }
-  if (window == 0 || window > (1u << 24) || pattern > (1u << 24)) {
-    return Status::Error(StatusCode::kFormatError, "the model's sliding window %u is out of range",
-                         window);
-  }
-  limits->window = static_cast<int32_t>(window);
-  limits->global_every = static_cast<int32_t>(pattern);
+  const bool ring = c.sliding_window < limits->max_context;
+  limits->window = ring ? c.sliding_window : 0;
+  limits->global_every = ring ? c.sliding_window_pattern : 0;
   return Status::Ok();
 }
 
@@ -102,8 +110,8 @@ Status Engine::Load(const char* model_path, const EngineLimits& limits) {
   STATICLM_RETURN_IF_ERROR(CopyPipelineCachePath(limits));
   STATICLM_RETURN_IF_ERROR(CheckLimits());
   STATICLM_RETURN_IF_ERROR(file_.Open(model_path));
-  STATICLM_RETURN_IF_ERROR(ReadLlamaConfig(file_, &config_));
-  if (limits_.window < 0) STATICLM_RETURN_IF_ERROR(ReadModelWindow(file_, &limits_));
+  STATICLM_RETURN_IF_ERROR(ReadModelConfig(file_, &config_));
+  STATICLM_RETURN_IF_ERROR(UseModelWindow(config_, &limits_));
   STATICLM_RETURN_IF_ERROR(
       InitTokenizerFromGguf(file_, static_cast<size_t>(limits.max_prompt_bytes), &tokenizer_));
   if (tokenizer_.vocab_size() != config_.vocab_size) {
@@ -111,7 +119,10 @@ Status Engine::Load(const char* model_path, const EngineLimits& limits) {
                          "tokenizer has %d tokens but token_embd.weight has %d rows",
                          tokenizer_.vocab_size(), config_.vocab_size);
   }
-  STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
+  // A base model (Gemma 3 270M) has no template: it runs plain prompts, and chat says why not.
+  if (file_.FindKey("tokenizer.chat_template") != nullptr) {
+    STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
+  }
   if (limits.plan_path != nullptr) {
     STATICLM_RETURN_IF_ERROR(LoadPlans(limits.plan_path));
   } else {
@@ -137,7 +148,7 @@ Status Engine::BuildPlans() {
   for (int i = 0; i < n_plans_; ++i) {
     plan_limits.rows_are_sequences = i == kDecodePlan && batched;
     plan_limits.prefill_chunk = i == kPrefillPlan ? limits_.prefill_chunk : limits_.max_batch;
-    STATICLM_RETURN_IF_ERROR(BuildLlamaPlan(file_, config_, plan_limits,
+    STATICLM_RETURN_IF_ERROR(BuildDecoderPlan(file_, config_, plan_limits,
                                             kAllFusions & ~limits_.disabled_fusions, &plans_[i],
                                             &arenas_[i]));
   }
@@ -214,7 +225,7 @@ Status Engine::CheckLoadedPlans() const {
   for (int i = 0; i < n_plans_; ++i) {
     const Plan& plan = plans_[i];
     for (BufferId b : {BufferId::kKvCache, BufferId::kArena, BufferId::kIo}) {
-      uint64_t bound = LlamaBufferBound(config_, plan.limits, b);
+      uint64_t bound = DecoderBufferBound(config_, plan.limits, b);
       if (plan.buffer_bytes[static_cast<int>(b)] > bound) {
         return Status::Error(
             StatusCode::kFormatError, "its %s needs %llu bytes, more than such a plan can (%llu)",
@@ -314,6 +325,25 @@ void Engine::ComputeMemoryReport() {
                                                limits_.max_context, config_.vocab_size);
   memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
                         memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
+  SplitKvBytes(plans_[n_plans_ - 1]);
+}
+
+// The KV cache by layer kind, from the cache tensors each layer's store writes, and the
+// all-global equivalent from the builder's exact bound of a plan without a window.
+void Engine::SplitKvBytes(const Plan& plan) {
+  memory_.kv_ring_bytes = memory_.kv_global_bytes = 0;
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kKvStore) continue;
+    uint64_t& kind = op.params.cache_policy == CachePolicy::kStatic ? memory_.kv_global_bytes
+                                                                     : memory_.kv_ring_bytes;
+    for (int i = 0; i < op.n_outputs; ++i) {
+      kind += (plan.tensors[op.outputs[i]].bytes() + kPlanAlignment - 1) / kPlanAlignment *
+              kPlanAlignment;
+    }
+  }
+  PlanLimits all_global = plan.limits;
+  all_global.window = all_global.sinks = all_global.global_every = 0;
+  memory_.kv_all_global_bytes = DecoderBufferBound(config_, all_global, BufferId::kKvCache);
 }
 
 Status Engine::Allocate() {

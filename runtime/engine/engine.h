@@ -13,7 +13,7 @@
 #include "platform/atomic_file.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf_file.h"
-#include "runtime/model/llama_config.h"
+#include "runtime/model/model_config.h"
 #include "runtime/plan/memory_planner.h"
 #include "runtime/sampler/sampler.h"
 #include "runtime/session/session_file.h"
@@ -67,6 +67,9 @@ struct MemoryReport {
   uint64_t host_bytes = 0;
   uint64_t snapshot_bytes = 0;  // snapshot slots and the session file staging buffer
   uint64_t total_bytes = 0;
+  uint64_t kv_ring_bytes = 0;        // kv_cache_bytes of the layers with a ring cache
+  uint64_t kv_global_bytes = 0;      // … and of those that keep the whole context
+  uint64_t kv_all_global_bytes = 0;  // the KV cache with every layer global (StaticCache)
   ArenaReport arena;
 };
 
@@ -110,7 +113,7 @@ class Engine {
   const int32_t* history(size_t* n, int32_t sequence = 0) const;
   int32_t max_batch() const { return limits_.max_batch; }
 
-  const LlamaConfig& config() const { return config_; }
+  const ModelConfig& config() const { return config_; }
   const MemoryReport& memory() const { return memory_; }
   const Backend* backend() const { return backend_.get(); }
   Backend* backend() { return backend_.get(); }
@@ -175,6 +178,7 @@ class Engine {
                             DeviceSampling* out) const;
   Status SampleOnDevice(int32_t sequence, DeviceSampling sampling, int32_t* token);
   void ComputeMemoryReport();
+  void SplitKvBytes(const Plan& plan);
   // The KV cache bytes of one sequence (its part of every cache tensor).
   uint64_t SequenceKvBytes() const;
   Status InitSessionStore();
@@ -188,7 +192,7 @@ class Engine {
 
   EngineLimits limits_;
   gguf::GgufFile file_;
-  LlamaConfig config_;
+  ModelConfig config_;
   Tokenizer tokenizer_;
   ChatTemplate chat_template_;
   Sampler sampler_;

@@ -21,8 +21,8 @@ Status UnsupportedType(std::string_view name, uint32_t type) {
   }
   return Status::Error(StatusCode::kUnsupported,
                        "tensor '%s' has type %s (%" PRIu32
-                       "), which staticlm does not support (F32, F16, BF16, Q8_0, Q4_0, Q4_1, "
-                       "I32)",
+                       "), which staticlm does not support (F32, F16, BF16, Q8_0, Q6_K, Q5_0, "
+                       "Q5_1, Q5_K, Q4_0, Q4_1, Q4_K, I32)",
                        Printable(name).text, ggml_name, type);
 }
 

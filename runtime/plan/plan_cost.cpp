@@ -101,6 +101,7 @@ StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_
     }
     case OpKind::kAdd:
     case OpKind::kSiluMul:
+    case OpKind::kGeluMul:
       c.bytes_read = 2 * out_bytes;
       c.bytes_written = out_bytes;
       c.flops = U(rows * out.shape[1]) * (op.kind == OpKind::kAdd ? 1 : 4);

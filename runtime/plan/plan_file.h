@@ -16,7 +16,7 @@
 
 namespace staticlm {
 
-constexpr uint32_t kPlanFormatVersion = 3;
+constexpr uint32_t kPlanFormatVersion = 4;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

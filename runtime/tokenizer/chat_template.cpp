@@ -73,7 +73,8 @@ Status ChatTemplate::FormatChat(const ChatMessage* msgs, size_t n, bool add_gene
                                 char* out, size_t cap, size_t* n_out) const {
   *n_out = 0;
   if (!initialized_)
-    return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
+    return Status::Error(StatusCode::kInvalidState,
+                         "the model has no chat template (tokenizer.chat_template)");
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
   if (n > 0 && inserts_default_system_ && std::strcmp(msgs[0].role, "system") != 0) {
@@ -89,7 +90,8 @@ Status ChatTemplate::FormatContinuation(const ChatMessage* msgs, size_t n,
                                         size_t* n_out) const {
   *n_out = 0;
   if (!initialized_)
-    return Status::Error(StatusCode::kInvalidState, "chat template not initialised");
+    return Status::Error(StatusCode::kInvalidState,
+                         "the model has no chat template (tokenizer.chat_template)");
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
   w.Put("\n");  // the template's newline after the previous reply's <|im_end|>

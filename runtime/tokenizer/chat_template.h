@@ -45,7 +45,7 @@ class ChatTemplate {
   // Run-phase safe: no allocation. Writes the whole conversation msgs[0 .. n) to
   // out[0 .. *n_out) (no NUL terminator), followed by "<|im_start|>assistant\n" when
   // `add_generation_prompt`. kInvalidArgument for a null role or content, or when the text
-  // does not fit in `cap`; kInvalidState before Init.
+  // does not fit in `cap`; kInvalidState before Init (a model without a chat template).
   Status FormatChat(const ChatMessage* msgs, size_t n, bool add_generation_prompt, char* out,
                     size_t cap, size_t* n_out) const;
 

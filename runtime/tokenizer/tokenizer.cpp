@@ -18,8 +18,9 @@ Status OutputTooSmall() {
 size_t Tokenizer::ScratchBytes() const {
   return text_.capacity() + bytes_.capacity() +
          (text_offsets_.capacity() + bytes_offsets_.capacity()) * sizeof(uint32_t) +
-         attrs_.capacity() + specials_.capacity() * sizeof(int32_t) + merges_.bytes() +
-         bpe_.bytes();
+         attrs_.capacity() + special_index_.bytes() + user_index_.bytes() +
+         special_lengths_.capacity() * sizeof(uint32_t) + merges_.bytes() + bpe_.bytes() +
+         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity();
 }
 
 bool Tokenizer::IsEndOfGeneration(int32_t id) const {
@@ -56,19 +57,11 @@ Status Tokenizer::TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const
   return Status::Ok();
 }
 
-// The special token whose text starts at text[pos], longest first, or -1.
-int32_t Tokenizer::MatchSpecial(std::string_view text, size_t pos, bool parse_special) const {
-  const std::string_view rest = text.substr(pos);
-  for (int32_t id : specials_) {
-    if (!parse_special && (attrs_[id] & kAttrUserDefined) == 0) continue;
-    const std::string_view t = TokenText(id);
-    if (rest.size() >= t.size() && std::memcmp(rest.data(), t.data(), t.size()) == 0) return id;
-  }
-  return -1;
-}
-
-// Encodes text that holds no special token: pre-tokenize, then BPE each piece.
-Status Tokenizer::EncodeStretch(std::string_view text, int32_t* out, size_t capacity, size_t* n) {
+// Encodes text that holds no special token. `at_start`: the stretch begins the whole text.
+// Byte-level BPE: pre-tokenize, then BPE each piece.
+Status Tokenizer::EncodeStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
+                                size_t* n) {
+  if (model_ == Model::kSpm) return EncodeSpmStretch(text, at_start, out, capacity, n);
   text::PieceSplitter splitter(text, pre_);
   std::string_view piece;
   while (splitter.Next(&piece)) {
@@ -107,21 +100,20 @@ Status Tokenizer::Encode(std::string_view text, bool parse_special, int32_t* out
   }
   size_t stretch_start = 0;
   for (size_t pos = 0; pos < text.size();) {
-    const int32_t id = special_first_byte_[static_cast<uint8_t>(text[pos])]
-                           ? MatchSpecial(text, pos, parse_special)
-                           : -1;
+    const int32_t id = MatchSpecial(text, pos, parse_special);
     if (id < 0) {
       ++pos;
       continue;
     }
-    STATICLM_RETURN_IF_ERROR(
-        EncodeStretch(text.substr(stretch_start, pos - stretch_start), out, capacity, &n));
+    STATICLM_RETURN_IF_ERROR(EncodeStretch(text.substr(stretch_start, pos - stretch_start),
+                                           stretch_start == 0, out, capacity, &n));
     if (n == capacity) return OutputTooSmall();
     out[n++] = id;
     pos += TokenText(id).size();
     stretch_start = pos;
   }
-  STATICLM_RETURN_IF_ERROR(EncodeStretch(text.substr(stretch_start), out, capacity, &n));
+  STATICLM_RETURN_IF_ERROR(
+      EncodeStretch(text.substr(stretch_start), stretch_start == 0, out, capacity, &n));
   *n_out = n;
   return Status::Ok();
 }

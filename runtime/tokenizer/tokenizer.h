@@ -1,13 +1,20 @@
-// Tokenizer: byte-level BPE (GPT-2 style) as used by SmolLM2 and other Llama-family models.
+// Tokenizer: the two vocabularies GGUF files carry.
+//   - tokenizer.ggml.model = "gpt2": byte-level BPE (GPT-2 style), as used by SmolLM2: a
+//     pre-tokenizer splits the text, then ranked merges (BpeEncoder).
+//   - tokenizer.ggml.model = "llama": SentencePiece, as used by Gemma 3: spaces become "▁"
+//     (U+2581), then score- or position-ordered merges with byte fallback (SpmEncoder). The
+//     ids are those of the tokenizer transformers builds from the GGUF file.
+// Both share the vocabulary tables, the special-token matching and the decoding below.
 //
 // Built once from a TokenizerSpec (the tokenizer.ggml.* metadata, see tokenizer_from_gguf.h);
 // Init copies everything it needs and allocates all the scratch Encode will use, so the
 // spec's memory may be freed afterwards. Encode then never allocates and does bounded work:
 // O(n log n) in the text's length n, which Init caps.
 //
-// Decoding: TokenBytes gives the bytes a token stands for (byte-level spelling undone;
-// control and user-defined tokens give their text). Spaces are never cleaned up. To stream
-// text without splitting UTF-8 characters, see Detokenizer (detokenizer.h).
+// Decoding: TokenBytes gives the bytes a token stands for (byte-level spelling undone, or
+// "▁" turned back into a space; <0xNN> byte tokens give their byte; control tokens give
+// their text). Spaces are never cleaned up. To stream text without splitting UTF-8
+// characters, see Detokenizer (detokenizer.h).
 //
 // Not thread-safe: Encode uses the object's scratch. Const calls may run concurrently.
 #pragma once
@@ -21,44 +28,49 @@
 #include "runtime/tokenizer/bpe_encoder.h"
 #include "runtime/tokenizer/merge_table.h"
 #include "runtime/tokenizer/pre_tokenizer.h"
+#include "runtime/tokenizer/spm_encoder.h"
+#include "runtime/tokenizer/spm_vocab.h"
+#include "runtime/tokenizer/token_index.h"
+#include "runtime/tokenizer/token_type.h"
 
 namespace staticlm {
 
-// tokenizer.ggml.token_type values.
-enum class TokenType : int32_t {
-  kUndefined = 0,
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6,
-};
-
 // What Tokenizer::Init reads. Views are borrowed only for the duration of Init.
 struct TokenizerSpec {
-  std::string_view model;                // tokenizer.ggml.model; only "gpt2" is supported
-  std::string_view pre;                  // tokenizer.ggml.pre: "smollm", "starcoder", "gpt2"
-  std::vector<std::string_view> tokens;  // tokenizer.ggml.tokens, byte-level spelled
-  std::vector<std::string_view> merges;  // tokenizer.ggml.merges, "left right" by rank
+  std::string_view model;  // tokenizer.ggml.model: "gpt2" or "llama"
+  std::string_view pre;    // tokenizer.ggml.pre (gpt2 only): "smollm", "starcoder", "gpt2"
+  // general.architecture. For "llama" vocabularies of gemma, gemma2 and gemma3 files it
+  // selects the rules transformers applies to those (see SpmVocabOptions and Init).
+  std::string_view architecture;
+  std::vector<std::string_view> tokens;  // tokenizer.ggml.tokens (byte-level or "▁" spelled)
+  std::vector<std::string_view> merges;  // tokenizer.ggml.merges, "left right" by rank (gpt2)
+  std::vector<float> scores;             // tokenizer.ggml.scores; required for "llama"
   std::vector<int32_t> token_types;      // tokenizer.ggml.token_type; empty: all normal
   int32_t bos_id = -1;                   // -1: absent
   int32_t eos_id = -1;
   int32_t eot_id = -1;   // end of turn, when the file names one
+  int32_t unk_id = -1;   // tokenizer.ggml.unknown_token_id
   bool add_bos = false;  // tokenizer.ggml.add_bos_token
+  // tokenizer.ggml.add_space_prefix ("llama" only): prepend "▁" to text that does not start
+  // with a space. Absent means true, as in llama.cpp and transformers' LlamaTokenizer.
+  // Gemma files ignore it (transformers' GemmaTokenizer never prepends).
+  bool add_space_prefix = true;
 };
 
 class Tokenizer {
  public:
   // Init only; allocates. `max_text_bytes` bounds the text Encode accepts and sizes its
-  // scratch. kUnsupported for a model or pre-tokenizer other than those above;
-  // kFormatError for an inconsistent vocabulary (naming the token or merge).
+  // scratch. kUnsupported for a model or pre-tokenizer other than those above (or merges in
+  // a "llama" vocabulary); kFormatError for an inconsistent vocabulary (naming the token,
+  // merge or GGUF key: e.g. scores missing or miscounted, a byte-fallback token missing).
   Status Init(const TokenizerSpec& spec, size_t max_text_bytes);
 
   // Run-phase safe: no allocation. Tokenizes `text` into out[0 .. *n_out). With
   // `parse_special`, the text of a control token (e.g. "<|im_start|>") becomes that token;
-  // user-defined tokens are always recognised; the longest match wins. Prepends BOS only
-  // when the file's add_bos flag is set. At most text.size() + 1 ids are written.
+  // user-defined tokens are always recognised (except Gemma's space runs, which merging
+  // forms); the longest match wins. Prepends BOS only when the file's add_bos flag is set.
+  // At most text.size() + 1 ids are written, one more with a SentencePiece space prefix
+  // (and three per space for a SentencePiece vocabulary without a "▁" token).
   // kInvalidArgument when text exceeds max_text_bytes, is not valid UTF-8, or the ids do
   // not fit in `capacity`; kInvalidState before Init.
   Status Encode(std::string_view text, bool parse_special, int32_t* out, size_t capacity,
@@ -67,6 +79,7 @@ class Tokenizer {
   int32_t vocab_size() const { return static_cast<int32_t>(attrs_.size()); }
   int32_t bos_id() const { return bos_id_; }
   int32_t eos_id() const { return eos_id_; }
+  int32_t unk_id() const { return unk_id_; }  // -1: none; never produced (byte fallback)
   bool add_bos() const { return add_bos_; }
   size_t max_text_bytes() const { return max_text_bytes_; }
   // Host memory this tokenizer holds after Init, in bytes: its vocabulary and merge tables
@@ -91,9 +104,17 @@ class Tokenizer {
  private:
   Status InitVocabulary(const TokenizerSpec& spec);
   Status InitMerges(const TokenizerSpec& spec);
-  void InitSpecials();
+  Status InitSpm(const TokenizerSpec& spec, size_t max_text_bytes);
+  size_t DecodeTokenBytes(size_t i, TokenType type, std::string_view t, char* out, size_t cap,
+                          Status* status) const;
+  Status InitSpecials();
   int32_t MatchSpecial(std::string_view text, size_t pos, bool parse_special) const;
-  Status EncodeStretch(std::string_view text, int32_t* out, size_t capacity, size_t* n);
+  Status EncodeStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
+                       size_t* n);
+  Status EncodeSpmStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
+                          size_t* n);
+
+  enum class Model { kBpe, kSpm };
 
   static constexpr uint8_t kAttrControl = 1;      // recognised only with parse_special
   static constexpr uint8_t kAttrUserDefined = 2;  // always recognised
@@ -101,10 +122,13 @@ class Tokenizer {
   static constexpr uint8_t kAttrNormal = 8;  // byte-level spelled, takes part in BPE
 
   bool initialized_ = false;
+  Model model_ = Model::kBpe;
   text::PreTokenizerKind pre_ = text::PreTokenizerKind::kGpt2;
   int32_t bos_id_ = -1;
   int32_t eos_id_ = -1;
+  int32_t unk_id_ = -1;
   bool add_bos_ = false;
+  bool add_space_prefix_ = false;  // SentencePiece only
   size_t max_text_bytes_ = 0;
   size_t max_token_bytes_ = 0;
 
@@ -119,9 +143,22 @@ class Tokenizer {
   // token for a few control bytes such as 0x04), which Encode drops like the reference.
   int32_t byte_ids_[256] = {};
   text::MergeTable merges_;
-  std::vector<int32_t> specials_;      // control and user-defined tokens, longest text first
-  bool special_first_byte_[256] = {};  // bytes that can start a special token's text
+  // Special tokens (control and user-defined) by text: special_index_ holds all of them,
+  // user_index_ the user-defined ones (matched without parse_special); a text shared by
+  // several maps to the lowest id. special_lengths_[length_begin_[b] .. length_begin_[b + 1])
+  // are the distinct lengths of the specials starting with byte b, longest first, so a
+  // match costs one lookup per length rather than a scan of every special.
+  text::TokenIndex special_index_;
+  text::TokenIndex user_index_;
+  std::vector<uint32_t> special_lengths_;
+  uint32_t length_begin_[257] = {};
   text::BpeEncoder bpe_;
+
+  // SentencePiece ("llama") only: the merge vocabulary, the encoder, and the buffer a
+  // stretch of text is normalized into (spaces as "▁", 3 bytes each, plus a prefix).
+  text::SpmVocab spm_vocab_;
+  text::SpmEncoder spm_;
+  std::vector<char> normalized_;
 };
 
 }  // namespace staticlm

@@ -14,8 +14,9 @@ class GgufFile;
 
 // Fills `spec` from tokenizer.ggml.* keys. Its views point into `file`, which must outlive
 // the spec (not the Tokenizer: Init copies). Allocates. kFormatError for a missing or
-// mistyped key (named by the reader); optional keys (merges, token_type, bos/eos/eot ids,
-// add_bos_token) default to absent.
+// mistyped key (named by the reader); optional keys (general.architecture, merges, scores,
+// token_type, bos/eos/eot/unknown ids, add_bos_token) default to absent, add_space_prefix
+// to true. Whether the keys a model needs are there (scores for "llama") is Init's check.
 Status ReadTokenizerSpec(const gguf::GgufFile& file, TokenizerSpec* spec);
 
 // ReadTokenizerSpec followed by Tokenizer::Init.

@@ -40,32 +40,75 @@ bool ParseByteToken(std::string_view text, char* byte) {
 
 Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
   initialized_ = false;
-  if (spec.model != "gpt2") {
-    return Status::Error(StatusCode::kUnsupported,
-                         "tokenizer model '%.*s' is not supported (only 'gpt2' byte-level BPE)",
-                         static_cast<int>(spec.model.size()), spec.model.data());
-  }
-  if (spec.pre == "smollm" || spec.pre == "starcoder") {
-    pre_ = text::PreTokenizerKind::kDigitsThenGpt2;
-  } else if (spec.pre == "gpt2") {
-    pre_ = text::PreTokenizerKind::kGpt2;
+  // Drop whatever a previous Init of the other model kind allocated.
+  bpe_ = text::BpeEncoder();
+  merges_ = text::MergeTable();
+  spm_vocab_ = text::SpmVocab();
+  spm_ = text::SpmEncoder();
+  normalized_ = std::vector<char>();
+  if (spec.model == "gpt2") {
+    model_ = Model::kBpe;
+    if (spec.pre == "smollm" || spec.pre == "starcoder") {
+      pre_ = text::PreTokenizerKind::kDigitsThenGpt2;
+    } else if (spec.pre == "gpt2") {
+      pre_ = text::PreTokenizerKind::kGpt2;
+    } else {
+      return Status::Error(StatusCode::kUnsupported,
+                           "pre-tokenizer '%.*s' is not supported (smollm, starcoder, gpt2)",
+                           static_cast<int>(spec.pre.size()), spec.pre.data());
+    }
+  } else if (spec.model == "llama") {
+    model_ = Model::kSpm;
+    if (!spec.merges.empty()) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "tokenizer.ggml.merges in a 'llama' (SentencePiece) vocabulary is "
+                           "not supported");
+    }
   } else {
     return Status::Error(StatusCode::kUnsupported,
-                         "pre-tokenizer '%.*s' is not supported (smollm, starcoder, gpt2)",
-                         static_cast<int>(spec.pre.size()), spec.pre.data());
+                         "tokenizer model '%.*s' is not supported ('gpt2' byte-level BPE, "
+                         "'llama' SentencePiece)",
+                         static_cast<int>(spec.model.size()), spec.model.data());
   }
   if (max_text_bytes == 0 || max_text_bytes > (size_t{1} << 30)) {
     return Status::Error(StatusCode::kInvalidArgument, "max_text_bytes %zu is outside 1..2^30",
                          max_text_bytes);
   }
   STATICLM_RETURN_IF_ERROR(InitVocabulary(spec));
-  STATICLM_RETURN_IF_ERROR(InitMerges(spec));
-  InitSpecials();
-  STATICLM_RETURN_IF_ERROR(bpe_.Init(max_text_bytes));
+  if (model_ == Model::kBpe) {
+    STATICLM_RETURN_IF_ERROR(InitMerges(spec));
+    STATICLM_RETURN_IF_ERROR(bpe_.Init(max_text_bytes));
+  } else {
+    STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_text_bytes));
+  }
+  STATICLM_RETURN_IF_ERROR(InitSpecials());
   max_text_bytes_ = max_text_bytes;
   add_bos_ = spec.add_bos;
   initialized_ = true;
   return Status::Ok();
+}
+
+// The bytes token i (of `type`, text `t`) stands for, written to out; *status is set to an
+// error when a byte-level spelling is invalid.
+size_t Tokenizer::DecodeTokenBytes(size_t i, TokenType type, std::string_view t, char* out,
+                                   size_t cap, Status* status) const {
+  size_t len = 0;
+  if (type == TokenType::kByte && ParseByteToken(t, out)) return 1;
+  if (type == TokenType::kControl) {
+    if (!t.empty()) std::memcpy(out, t.data(), t.size());
+    return t.size();
+  }
+  if (model_ == Model::kSpm) return text::UnescapeMetaSpace(t, out);
+  if (type != TokenType::kNormal) {
+    if (!t.empty()) std::memcpy(out, t.data(), t.size());
+    return t.size();
+  }
+  if (!text::DecodeByteLevel(t, out, cap, &len)) {
+    *status =
+        Status::Error(StatusCode::kFormatError, "token %zu ('%.*s') is not byte-level spelled text",
+                      i, static_cast<int>(std::min<size_t>(t.size(), 64)), t.data());
+  }
+  return len;
 }
 
 Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
@@ -96,19 +139,10 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
     const auto type =
         spec.token_types.empty() ? TokenType::kNormal : static_cast<TokenType>(spec.token_types[i]);
     if (!t.empty()) std::memcpy(&text_[text_pos], t.data(), t.size());
-    size_t len = 0;
-    if (type == TokenType::kNormal) {
-      if (!text::DecodeByteLevel(t, &bytes_[bytes_pos], total - bytes_pos, &len)) {
-        return Status::Error(StatusCode::kFormatError,
-                             "token %zu ('%.*s') is not byte-level spelled text", i,
-                             static_cast<int>(std::min<size_t>(t.size(), 64)), t.data());
-      }
-    } else if (type == TokenType::kByte && ParseByteToken(t, &bytes_[bytes_pos])) {
-      len = 1;
-    } else {
-      if (!t.empty()) std::memcpy(&bytes_[bytes_pos], t.data(), t.size());
-      len = t.size();
-    }
+    Status decoded = Status::Ok();
+    const size_t len =
+        DecodeTokenBytes(i, type, t, &bytes_[bytes_pos], total - bytes_pos, &decoded);
+    STATICLM_RETURN_IF_ERROR(decoded);
     if (type == TokenType::kNormal) attrs_[i] |= kAttrNormal;
     if (type == TokenType::kControl) attrs_[i] |= kAttrControl;
     if (type == TokenType::kUserDefined) attrs_[i] |= kAttrUserDefined;
@@ -127,16 +161,18 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
   }
   const auto valid_or_absent = [n](int32_t id) { return id >= -1 && id < static_cast<int64_t>(n); };
   if (!valid_or_absent(spec.bos_id) || !valid_or_absent(spec.eos_id) ||
-      !valid_or_absent(spec.eot_id)) {
-    return Status::Error(StatusCode::kFormatError,
-                         "special token id out of range (bos %d, eos %d, eot %d; vocab %zu)",
-                         spec.bos_id, spec.eos_id, spec.eot_id, n);
+      !valid_or_absent(spec.eot_id) || !valid_or_absent(spec.unk_id)) {
+    return Status::Error(
+        StatusCode::kFormatError,
+        "special token id out of range (bos %d, eos %d, eot %d, unk %d; vocab %zu)", spec.bos_id,
+        spec.eos_id, spec.eot_id, spec.unk_id, n);
   }
   if (spec.add_bos && spec.bos_id < 0) {
     return Status::Error(StatusCode::kFormatError, "add_bos_token is set but there is no BOS id");
   }
   bos_id_ = spec.bos_id;
   eos_id_ = spec.eos_id;
+  unk_id_ = spec.unk_id;
   if (eos_id_ >= 0) attrs_[eos_id_] |= kAttrEndOfGen;
   if (spec.eot_id >= 0) attrs_[spec.eot_id] |= kAttrEndOfGen;
   for (size_t i = 0; i < n; ++i) {
@@ -186,21 +222,6 @@ Status Tokenizer::InitMerges(const TokenizerSpec& spec) {
     merges_.Insert(ids[0], ids[1], static_cast<int32_t>(r), ids[2]);
   }
   return Status::Ok();
-}
-
-void Tokenizer::InitSpecials() {
-  specials_.clear();
-  for (bool& b : special_first_byte_) b = false;
-  for (size_t i = 0; i < attrs_.size(); ++i) {
-    if ((attrs_[i] & (kAttrControl | kAttrUserDefined)) == 0) continue;
-    const std::string_view t = TokenText(static_cast<int32_t>(i));
-    if (t.empty()) continue;
-    specials_.push_back(static_cast<int32_t>(i));
-    special_first_byte_[static_cast<uint8_t>(t[0])] = true;
-  }
-  std::stable_sort(specials_.begin(), specials_.end(), [this](int32_t a, int32_t b) {
-    return TokenText(a).size() > TokenText(b).size();
-  });
 }
 
 }  // namespace staticlm

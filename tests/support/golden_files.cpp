@@ -52,11 +52,20 @@ bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* ca
     if (keyword == "text") {
       std::string hex;
       in >> hex;
-      cases->push_back({FromHex(hex), {}});
+      TokenizerCase c;
+      c.text = FromHex(hex);
+      cases->push_back(c);
       return true;
     }
     if (keyword == "ids" && !cases->empty()) {
       cases->back().ids = ReadNumbers<int32_t>(in);
+      return true;
+    }
+    if (keyword == "decoded" && !cases->empty()) {
+      std::string hex;
+      in >> hex;
+      cases->back().has_decoded = true;
+      cases->back().decoded = FromHex(hex);
       return true;
     }
     return false;
@@ -120,6 +129,30 @@ bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, s
     }
     return true;
   });
+}
+
+bool ReadWindowLogitsGolden(const char* path, WindowLogitsGolden* g) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string key;
+    s >> key;
+    if (key == "window") {
+      s >> g->window;
+    } else if (key == "tokens") {
+      for (int32_t t = 0; s >> t;) g->tokens.push_back(t);
+    } else if (key == "logits") {
+      int position = 0;
+      s >> position;
+      if (position != g->window + static_cast<int>(g->logits.size())) return false;
+      std::vector<float>& row = g->logits.emplace_back();
+      for (float v = 0; s >> v;) row.push_back(v);
+    }
+  }
+  return g->window > 0 && !g->logits.empty() &&
+         g->tokens.size() == g->logits.size() + static_cast<size_t>(g->window);
 }
 
 }  // namespace staticlm::test

@@ -11,6 +11,9 @@ namespace staticlm::test {
 struct TokenizerCase {
   std::string text;
   std::vector<int32_t> ids;
+  // The reference's decoding of the ids (without BOS), when the file gives one ("decoded").
+  bool has_decoded = false;
+  std::string decoded;
 };
 
 struct LogitsPosition {
@@ -32,6 +35,16 @@ struct GreedyCase {
   std::vector<int32_t> tokens;  // the reference's greedy continuation
   std::vector<float> gaps;      // top-1 minus top-2 logit at each generated step
 };
+
+// The logits of one prompt at every position from the window on (make_sliding_window_golden.py,
+// make_gemma3_golden.py): lines "window W", "tokens …", "logits p v0 v1 …" for p = W, W+1, ….
+struct WindowLogitsGolden {
+  int window = 0;
+  std::vector<int32_t> tokens;
+  std::vector<std::vector<float>> logits;  // [position − window][vocab]
+};
+// False when the file is missing, malformed, or its positions do not follow on.
+bool ReadWindowLogitsGolden(const char* path, WindowLogitsGolden* g);
 
 // Each returns false (with a message in *error) when the file is missing or malformed.
 bool ReadTokenizerGolden(const std::string& path, std::vector<TokenizerCase>* cases,

@@ -17,13 +17,14 @@ uint16_t FloatToBf16(float f);  // round to nearest even
 float Bf16ToFloat(uint16_t h);
 
 // Encodes `n` floats as `type` (F32, F16, BF16, Q8_0, Q4_0 or Q4_1; `n` a multiple of the
-// block size). Returns DTypeBytes(type, n) bytes.
+// block size). Returns DTypeBytes(type, n) bytes, or nothing for a type it has no encoder for
+// (Q5_0, Q5_1 and the K-quants).
 std::vector<uint8_t> EncodeFloats(DType type, const float* x, size_t n);
 inline std::vector<uint8_t> EncodeFloats(DType type, const std::vector<float>& x) {
   return EncodeFloats(type, x.data(), x.size());
 }
 
-// Decodes `n` values of `type` (any float or quantized type above) into floats.
+// Decodes `n` values of `type` (any type EncodeFloats encodes) into floats; nothing for others.
 std::vector<float> DecodeFloats(DType type, const uint8_t* data, size_t n);
 
 }  // namespace staticlm::test

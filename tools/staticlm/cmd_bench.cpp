@@ -26,7 +26,7 @@ namespace {
 
 constexpr uint64_t kMinProbeBytes = uint64_t{256} << 20;
 
-// The model's trained context, read from staticlm_describe_model's "llama:" line so the default
+// The model's trained context, read from staticlm_describe_model's "architecture:" line so the default
 // --ctx can be capped without creating a context first. 0 if the line is not found; -1 (after
 // printing the error) if the model cannot be read.
 int32_t ModelContextLength(const char* model) {
@@ -37,7 +37,7 @@ int32_t ModelContextLength(const char* model) {
     std::fprintf(stderr, "staticlm: %s\n", error);
     return -1;
   }
-  const char* line = std::strstr(text.get(), "\nllama:");
+  const char* line = std::strstr(text.get(), "\narchitecture:");
   const char* field = line != nullptr ? std::strstr(line, ", context ") : nullptr;
   return field != nullptr ? static_cast<int32_t>(std::atoi(field + 10)) : 0;
 }

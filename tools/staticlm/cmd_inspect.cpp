@@ -19,6 +19,18 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
               static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes));
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "kv_cache",
               static_cast<unsigned long long>(m.kv_cache_bytes), mib(m.kv_cache_bytes));
+  if (m.kv_ring_bytes > 0) {
+    std::printf("    %-8s %14llu bytes %10.2f MiB  (layers with a ring: sliding window or sinks)\n",
+                "ring", static_cast<unsigned long long>(m.kv_ring_bytes), mib(m.kv_ring_bytes));
+    std::printf("    %-8s %14llu bytes %10.2f MiB  (layers that keep the whole context)\n",
+                "global", static_cast<unsigned long long>(m.kv_global_bytes),
+                mib(m.kv_global_bytes));
+    std::printf("    %-8s %14llu bytes %10.2f MiB  (every layer global, as a StaticCache: "
+                "%.1f x this cache)\n",
+                "static", static_cast<unsigned long long>(m.kv_all_global_bytes),
+                mib(m.kv_all_global_bytes),
+                static_cast<double>(m.kv_all_global_bytes) / static_cast<double>(m.kv_cache_bytes));
+  }
   std::printf("  %-10s %14llu bytes %10.2f MiB  (lower bound %llu, no sharing %llu)\n", "arena",
               static_cast<unsigned long long>(m.arena_bytes), mib(m.arena_bytes),
               static_cast<unsigned long long>(m.arena_lower_bound_bytes),

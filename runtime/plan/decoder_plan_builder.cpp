@@ -1,4 +1,4 @@
-#include "runtime/plan/llama_plan_builder.h"
+#include "runtime/plan/decoder_plan_builder.h"
 
 #include <atomic>
 #include <cmath>
@@ -15,11 +15,6 @@ namespace {
 // last, incomplete group stay in full precision.
 constexpr int32_t kQ4Group = 32;
 
-bool IsMatrixType(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kQ8_0 ||
-         t == DType::kQ4_0 || t == DType::kQ4_1;
-}
-
 int32_t RingChunk(const PlanLimits& l) {
   const int32_t tokens = TokensPerSequence(l);
   return l.cache_chunk > tokens ? l.cache_chunk : tokens;
@@ -28,7 +23,7 @@ int32_t RingChunk(const PlanLimits& l) {
 }  // namespace
 
 // The layer's cache: policy from the limits, slots from the policy, the layout from kv_dtype.
-OpParams LlamaCacheParams(const PlanLimits& l, int layer) {
+OpParams LayerCacheParams(const PlanLimits& l, int layer) {
   OpParams p{};
   const bool global = l.global_every > 1 && (layer + 1) % l.global_every == 0;
   const int32_t chunk = RingChunk(l);
@@ -54,7 +49,7 @@ namespace {
 
 class Builder {
  public:
-  Builder(const gguf::GgufFile& file, const LlamaConfig& config, const PlanLimits& limits,
+  Builder(const gguf::GgufFile& file, const ModelConfig& config, const PlanLimits& limits,
           Plan* plan)
       : file_(file), c_(config), limits_(limits), plan_(*plan) {}
 
@@ -69,13 +64,22 @@ class Builder {
                      uint32_t* index);
   uint32_t AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
                  std::initializer_list<uint32_t> outputs, OpParams params = {});
+  // A layer's weights; the optional ones stay 0 when the architecture has none.
+  struct LayerWeights {
+    uint32_t attn_norm = 0, q = 0, k = 0, v = 0, o = 0, ffn_norm = 0, gate = 0, up = 0, down = 0;
+    uint32_t q_norm = 0, k_norm = 0, post_attn_norm = 0, post_ffn_norm = 0;
+  };
+  Status ReadLayerWeights(int layer, LayerWeights* w);
+  void AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw, uint32_t q,
+                    uint32_t k);
+  void AddResidual(int layer, const char* name, uint32_t out, uint32_t post_norm, uint32_t x);
   Status AddLayer(int layer, uint32_t x);
   int AddCaches(int layer, const OpParams& p, uint32_t* cache);
   void AddHead(uint32_t x, uint32_t out_norm, uint32_t head);
   void PlaceSequentially(BufferId buffer);
 
   const gguf::GgufFile& file_;
-  const LlamaConfig& c_;
+  const ModelConfig& c_;
   const PlanLimits& limits_;
   Plan& plan_;
 };
@@ -118,7 +122,7 @@ Status Builder::Weight(const char* name, int64_t rows, int64_t cols, bool matrix
                          static_cast<long long>(info->ne[0]), static_cast<long long>(info->ne[1]),
                          static_cast<long long>(cols), static_cast<long long>(matrix ? rows : 1));
   }
-  bool type_ok = matrix ? IsMatrixType(info->type) : info->type == DType::kF32;
+  bool type_ok = matrix ? IsWeightMatrixDType(info->type) : info->type == DType::kF32;
   if (!type_ok) {
     return Status::Error(StatusCode::kUnsupported, "tensor '%s' has type %s, not supported %s",
                          name, DTypeName(info->type), matrix ? "for a matrix" : "for a norm");
@@ -147,23 +151,64 @@ uint32_t Builder::AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
   return static_cast<uint32_t>(plan_.ops.size() - 1);
 }
 
+Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
+  const int64_t d = c_.width, q_width = c_.n_heads * c_.head_dim;
+  const int64_t kv_width = c_.n_kv_heads * c_.head_dim, f = c_.ffn_width, hd = c_.head_dim;
+  const Architecture& arch = *c_.arch;
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_norm", 1, d, false, &w->attn_norm));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q", q_width, d, true, &w->q));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k", kv_width, d, true, &w->k));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_v", kv_width, d, true, &w->v));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_output", d, q_width, true, &w->o));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_norm", 1, d, false, &w->ffn_norm));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_gate", f, d, true, &w->gate));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w->up));
+  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_down", d, f, true, &w->down));
+  if (arch.qk_norm) {
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q_norm", 1, hd, false, &w->q_norm));
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k_norm", 1, hd, false, &w->k_norm));
+  }
+  if (arch.post_norms) {
+    STATICLM_RETURN_IF_ERROR(
+        LayerWeight(layer, "post_attention_norm", 1, d, false, &w->post_attn_norm));
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "post_ffw_norm", 1, d, false, &w->post_ffn_norm));
+  }
+  return Status::Ok();
+}
+
+// y = x + norm(out) with the post norm (Gemma's sandwich), else x += out.
+void Builder::AddResidual(int layer, const char* name, uint32_t out, uint32_t post_norm,
+                          uint32_t x) {
+  if (!c_.arch->post_norms) {
+    AddOp(OpKind::kAdd, {out}, {x});
+    return;
+  }
+  OpParams norm{};
+  norm.eps = c_.rms_eps;
+  uint32_t normed = Activation(name, layer, limits_.prefill_chunk, c_.width);
+  AddOp(OpKind::kRmsNorm, {out, post_norm}, {normed}, norm);
+  AddOp(OpKind::kAdd, {normed}, {x});
+}
+
+// q and k normalised per head (qk_norm) from the products' raw outputs.
+void Builder::AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw, uint32_t q,
+                           uint32_t k) {
+  OpParams norm{};
+  norm.eps = c_.rms_eps;
+  norm.head_dim = c_.head_dim;
+  AddOp(OpKind::kRmsNorm, {q_raw, w.q_norm}, {q}, norm);
+  AddOp(OpKind::kRmsNorm, {k_raw, w.k_norm}, {k}, norm);
+}
+
 Status Builder::AddLayer(int layer, uint32_t x) {
   const int64_t C = limits_.prefill_chunk;
   const int64_t d = c_.width, q_width = c_.n_heads * c_.head_dim;
   const int64_t kv_width = c_.n_kv_heads * c_.head_dim, f = c_.ffn_width;
-  uint32_t attn_norm = 0, wq = 0, wk = 0, wv = 0, wo = 0, ffn_norm = 0, w_gate = 0, w_up = 0,
-           w_down = 0;
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_norm", 1, d, false, &attn_norm));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q", q_width, d, true, &wq));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k", kv_width, d, true, &wk));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_v", kv_width, d, true, &wv));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_output", d, q_width, true, &wo));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_norm", 1, d, false, &ffn_norm));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_gate", f, d, true, &w_gate));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w_up));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_down", d, f, true, &w_down));
+  const Architecture& arch = *c_.arch;
+  LayerWeights w;
+  STATICLM_RETURN_IF_ERROR(ReadLayerWeights(layer, &w));
 
-  OpParams heads = LlamaCacheParams(limits_, layer);
+  OpParams heads = LayerCacheParams(limits_, layer);
   const int64_t capacity = heads.cache_slots;
   uint32_t cache[6] = {0, 0, 0, 0, 0, 0};
   const int n_cache = AddCaches(layer, heads, cache);
@@ -174,28 +219,33 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   heads.n_heads = c_.n_heads;
   heads.n_kv_heads = c_.n_kv_heads;
   heads.head_dim = c_.head_dim;
-  heads.rope_base = c_.rope_base;
+  heads.rope_base = c_.LayerRopeBase(layer);
   heads.scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim));
 
   uint32_t h = Activation("attn_in", layer, C, d);
   uint32_t q = Activation("q", layer, C, q_width);
   uint32_t k = Activation("k", layer, C, kv_width);
   uint32_t v = Activation("v", layer, C, kv_width);
+  // With per-head norms the products write raw q and k, which the norms read.
+  uint32_t q_raw = arch.qk_norm ? Activation("q_raw", layer, C, q_width) : q;
+  uint32_t k_raw = arch.qk_norm ? Activation("k_raw", layer, C, kv_width) : k;
   // Scratch per query head; per row and head when the rows are sequences (they run at once).
   const int64_t score_rows = limits_.rows_are_sequences ? C * c_.n_heads : c_.n_heads;
   uint32_t scores = Add(BufferId::kArena, DType::kF32, {score_rows, capacity}, "scores");
   uint32_t att = Activation("attn_out", layer, C, q_width);
   uint32_t proj = Activation("attn_proj", layer, C, d);
-  AddOp(OpKind::kRmsNorm, {x, attn_norm}, {h}, norm);
-  AddOp(OpKind::kMatMul, {h, wq}, {q});
-  AddOp(OpKind::kMatMul, {h, wk}, {k});
-  AddOp(OpKind::kMatMul, {h, wv}, {v});
+  AddOp(OpKind::kRmsNorm, {x, w.attn_norm}, {h}, norm);
+  AddOp(OpKind::kMatMul, {h, w.q}, {q_raw});
+  AddOp(OpKind::kMatMul, {h, w.k}, {k_raw});
+  AddOp(OpKind::kMatMul, {h, w.v}, {v});
+  if (arch.qk_norm) AddHeadNorms(w, q_raw, k_raw, q, k);
   OpParams rope{};
   rope.layer = layer;
   rope.n_heads = c_.n_heads;
   rope.n_kv_heads = c_.n_kv_heads;
   rope.head_dim = c_.head_dim;
-  rope.rope_base = c_.rope_base;
+  rope.rope_base = c_.LayerRopeBase(layer);
+  rope.rope_halves = arch.rope_halves;
   AddOp(OpKind::kRope, {}, {q}, rope);
   AddOp(OpKind::kRope, {}, {k}, rope);
   uint32_t store = AddOp(OpKind::kKvStore, {k, v}, {}, heads);
@@ -208,19 +258,20 @@ Status Builder::AddLayer(int layer, uint32_t x) {
       a.inputs[a.n_inputs++] = cache[i];
     }
   }
-  AddOp(OpKind::kMatMul, {att, wo}, {proj});
-  AddOp(OpKind::kAdd, {proj}, {x});
+  AddOp(OpKind::kMatMul, {att, w.o}, {proj});
+  AddResidual(layer, "attn_post", proj, w.post_attn_norm, x);
 
   uint32_t h2 = Activation("ffn_in", layer, C, d);
   uint32_t gate = Activation("gate", layer, C, f);
   uint32_t up = Activation("up", layer, C, f);
   uint32_t down = Activation("ffn_out", layer, C, d);
-  AddOp(OpKind::kRmsNorm, {x, ffn_norm}, {h2}, norm);
-  AddOp(OpKind::kMatMul, {h2, w_gate}, {gate});
-  AddOp(OpKind::kMatMul, {h2, w_up}, {up});
-  AddOp(OpKind::kSiluMul, {up}, {gate});
-  AddOp(OpKind::kMatMul, {gate, w_down}, {down});
-  AddOp(OpKind::kAdd, {down}, {x});
+  AddOp(OpKind::kRmsNorm, {x, w.ffn_norm}, {h2}, norm);
+  AddOp(OpKind::kMatMul, {h2, w.gate}, {gate});
+  AddOp(OpKind::kMatMul, {h2, w.up}, {up});
+  const bool gelu = arch.activation == FfnActivation::kGeluTanh;
+  AddOp(gelu ? OpKind::kGeluMul : OpKind::kSiluMul, {up}, {gate});
+  AddOp(OpKind::kMatMul, {gate, w.down}, {down});
+  AddResidual(layer, "ffn_post", down, w.post_ffn_norm, x);
   return Status::Ok();
 }
 
@@ -302,7 +353,11 @@ Status Builder::Build() {
   }
 
   uint32_t x = Activation("residual", -1, C, c_.width);
-  AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x});
+  OpParams embed{};
+  // In f32 as transformers scales (sqrt(d) rounded once to f32); 1 leaves rows as stored.
+  embed.embed_scale =
+      c_.arch->scale_embeddings ? static_cast<float>(std::sqrt(static_cast<double>(c_.width))) : 1.0f;
+  AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x}, embed);
   for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));
 
   AddHead(x, out_norm, head);
@@ -313,7 +368,7 @@ Status Builder::Build() {
   return Status::Ok();
 }
 
-Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
+Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
   if (limits.max_context <= 0 || limits.prefill_chunk <= 0 || limits.max_batch <= 0) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "limits must be positive (context %d, chunk %d, batch %d)",
@@ -358,6 +413,10 @@ Status CheckLimits(const LlamaConfig& config, const PlanLimits& limits) {
     return Status::Error(StatusCode::kInvalidArgument, "window %d exceeds the context %d",
                          limits.window, limits.max_context);
   }
+  if (limits.sinks > 0 && config.arch->rope_halves) {
+    return Status::Error(StatusCode::kUnsupported, "sinks are not supported for %s (its RoPE "
+                         "rotates halves)", config.arch->name);
+  }
   if (limits.sinks > 0 && limits.sinks >= limits.window) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "sinks %d need a window larger than them (window %d)", limits.sinks,
@@ -370,11 +429,11 @@ std::atomic<uint64_t> build_count{0};
 
 }  // namespace
 
-uint64_t LlamaPlanBuildCount() {
+uint64_t PlanBuildCount() {
   return build_count.load();
 }
 
-uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId buffer) {
+uint64_t DecoderBufferBound(const ModelConfig& c, const PlanLimits& l, BufferId buffer) {
   auto aligned = [](uint64_t b) {
     return (b + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
   };
@@ -385,7 +444,7 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
   uint64_t slots = 0;
   uint64_t layers_bytes = 0;
   for (int layer = 0; layer < c.n_layers; ++layer) {
-    OpParams p = LlamaCacheParams(l, layer);
+    OpParams p = LayerCacheParams(l, layer);
     const uint64_t n = static_cast<uint64_t>(p.cache_slots);
     slots = n > slots ? n : slots;
     const uint64_t b = static_cast<uint64_t>(l.max_batch);
@@ -408,6 +467,8 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
       // One layer's activations, each in its own bytes, plus the residual stream and head input.
       uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
                         3 * static_cast<uint64_t>(c.ffn_width);
+      if (c.arch->qk_norm) widths += q_width + kv_width;             // raw q and k
+      if (c.arch->post_norms) widths += 2 * static_cast<uint64_t>(c.width);  // normalised outputs
       const uint64_t score_rows = (l.rows_are_sequences ? chunk : 1) * c.n_heads;
       uint64_t layer = 4 * (chunk * widths + score_rows * slots) + 16 * kPlanAlignment;
       return 2 * layer + aligned(4 * chunk * c.width) + 2 * aligned(4 * chunk * c.width);
@@ -418,7 +479,7 @@ uint64_t LlamaBufferBound(const LlamaConfig& c, const PlanLimits& l, BufferId bu
   return 0;
 }
 
-Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
+Status BuildDecoderPlan(const gguf::GgufFile& file, const ModelConfig& config,
                       const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena) {
   build_count.fetch_add(1);
   STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));

@@ -5,7 +5,7 @@
 
 #include "backends/plan.h"
 #include "platform/status.h"
-#include "runtime/model/llama_config.h"
+#include "runtime/model/model_config.h"
 #include "runtime/plan/memory_planner.h"
 
 namespace staticlm {
@@ -19,20 +19,20 @@ constexpr uint64_t kPlanAlignment = 64;
 // Init only. Checks every weight tensor's presence, shape and type (errors name the tensor),
 // emits the op list, applies the fusion passes in `fusions` (runtime/plan/fusion_passes.h) and
 // places all tensors. `arena` receives the planner's report.
-Status BuildLlamaPlan(const gguf::GgufFile& file, const LlamaConfig& config,
+Status BuildDecoderPlan(const gguf::GgufFile& file, const ModelConfig& config,
                       const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena);
 
 // The largest KV cache, arena and io buffers a Llama plan for (config, limits) can need — what
-// BuildLlamaPlan produces for the KV cache and io, and twice one layer's activations with no
+// BuildDecoderPlan produces for the KV cache and io, and twice one layer's activations with no
 // sharing for the arena. A plan file asking for more is refused before anything is allocated.
-uint64_t LlamaBufferBound(const LlamaConfig& config, const PlanLimits& limits, BufferId buffer);
+uint64_t DecoderBufferBound(const ModelConfig& config, const PlanLimits& limits, BufferId buffer);
 
 // The cache fields of layer `layer`'s kKvStore and kAttention ops (policy, quantization, slots)
 // under `limits`: the one place a layer's cache size is decided.
-OpParams LlamaCacheParams(const PlanLimits& limits, int layer);
+OpParams LayerCacheParams(const PlanLimits& limits, int layer);
 
-// How many times BuildLlamaPlan has run in this process: lets a test prove that loading a plan
+// How many times BuildDecoderPlan has run in this process: lets a test prove that loading a plan
 // file builds nothing.
-uint64_t LlamaPlanBuildCount();
+uint64_t PlanBuildCount();
 
 }  // namespace staticlm

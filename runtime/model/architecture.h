@@ -1,0 +1,44 @@
+// What differs between the decoder families staticlm runs, as data: one row per GGUF
+// general.architecture. The plan builder (runtime/plan/decoder_plan_builder.cpp) lowers every
+// model through these fields, so adding a family is a row here, plus a plan-builder case only
+// for a feature no row has yet. Semantics follow transformers' modelling code for each family
+// (the oracle of the golden tests) and llama.cpp's graph for the GGUF conventions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace staticlm {
+
+enum class FfnActivation : uint8_t {
+  kSilu,      // SwiGLU: down(silu(gate(x)) · up(x))
+  kGeluTanh,  // GeGLU: down(gelu_tanh(gate(x)) · up(x))
+};
+
+struct Architecture {
+  const char* name;  // general.architecture, also the prefix of the model's metadata keys
+  // Embedding rows are multiplied by sqrt(d) (Gemma: transformers' scaled embedding).
+  bool scale_embeddings;
+  // q and k are RMS-normalised per head before RoPE (attn_q_norm, attn_k_norm weights).
+  bool qk_norm;
+  // The attention and FFN outputs are RMS-normalised before their residual adds
+  // (post_attention_norm, post_ffw_norm; Gemma 2 and 3's "sandwich" norms).
+  bool post_norms;
+  FfnActivation activation;
+  // RoPE rotates halves (x[i], x[i + d/2]): the GGUF converter did not permute q and k rows.
+  bool rope_halves;
+  // Sliding-window layers, when the metadata gives a window: every swa_pattern-th layer is
+  // global and the rest slide (0: the family has no intrinsic pattern). Their RoPE base is
+  // swa_rope_base (0: the global base); neither is in Gemma 3's GGUF metadata, both are the
+  // family's constants in transformers and llama.cpp.
+  int32_t swa_pattern;
+  float swa_rope_base;
+};
+
+// The row for `name`, or nullptr when staticlm does not run that architecture.
+const Architecture* FindArchitecture(std::string_view name);
+
+// The supported names, comma-separated, for error messages ("llama, gemma3").
+const char* SupportedArchitectureNames();
+
+}  // namespace staticlm

@@ -1,0 +1,158 @@
+#include "runtime/model/model_config.h"
+
+#include <cstdio>
+#include <string_view>
+
+#include "runtime/gguf/gguf_file.h"
+
+namespace staticlm {
+namespace {
+
+Status ReadPositive(const gguf::GgufFile& file, const char* key, int32_t* out) {
+  uint32_t value = 0;
+  STATICLM_RETURN_IF_ERROR(file.GetU32(key, &value));
+  if (value == 0 || value > (1u << 24)) {
+    return Status::Error(StatusCode::kFormatError, "%s = %u is out of range", key, value);
+  }
+  *out = static_cast<int32_t>(value);
+  return Status::Ok();
+}
+
+Status CheckConsistency(const ModelConfig& c) {
+  if (c.n_heads % c.n_kv_heads != 0) {
+    return Status::Error(StatusCode::kFormatError,
+                         "head count %d is not a multiple of KV head count %d", c.n_heads,
+                         c.n_kv_heads);
+  }
+  if (c.head_dim % 2 != 0 || c.head_dim > 256) {
+    return Status::Error(StatusCode::kUnsupported, "head size %d is not even and at most 256",
+                         c.head_dim);
+  }
+  if (!(c.rope_base > 0.0f) || !(c.rms_eps > 0.0f)) {
+    return Status::Error(StatusCode::kFormatError, "rope base or RMS epsilon is not positive");
+  }
+  return Status::Ok();
+}
+
+// "<arch>.<key>" into `out`.
+const char* Key(const ModelConfig& c, const char* key, char* out, size_t capacity) {
+  std::snprintf(out, capacity, "%s.%s", c.arch->name, key);
+  return out;
+}
+
+Status ReadOptionalU32(const gguf::GgufFile& file, const char* key, int32_t* out) {
+  if (file.FindKey(key) == nullptr) return Status::Ok();
+  uint32_t value = 0;
+  STATICLM_RETURN_IF_ERROR(file.GetU32(key, &value));
+  if (value > (1u << 24)) {
+    return Status::Error(StatusCode::kFormatError, "%s = %u is out of range", key, value);
+  }
+  *out = static_cast<int32_t>(value);
+  return Status::Ok();
+}
+
+Status ReadArchitecture(const gguf::GgufFile& file, ModelConfig* c) {
+  std::string_view name;
+  STATICLM_RETURN_IF_ERROR(file.GetString("general.architecture", &name));
+  c->arch = FindArchitecture(name);
+  if (c->arch == nullptr) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "architecture '%.*s' is not supported (supported: %s)",
+                         static_cast<int>(name.size() > 40 ? 40 : name.size()), name.data(),
+                         SupportedArchitectureNames());
+  }
+  return Status::Ok();
+}
+
+// Hyperparameters every family has, under the architecture's prefix.
+Status ReadShape(const gguf::GgufFile& file, ModelConfig* c) {
+  char k[96];
+  STATICLM_RETURN_IF_ERROR(ReadPositive(file, Key(*c, "block_count", k, sizeof(k)), &c->n_layers));
+  STATICLM_RETURN_IF_ERROR(ReadPositive(file, Key(*c, "embedding_length", k, sizeof(k)), &c->width));
+  STATICLM_RETURN_IF_ERROR(
+      ReadPositive(file, Key(*c, "attention.head_count", k, sizeof(k)), &c->n_heads));
+  STATICLM_RETURN_IF_ERROR(
+      ReadPositive(file, Key(*c, "attention.head_count_kv", k, sizeof(k)), &c->n_kv_heads));
+  STATICLM_RETURN_IF_ERROR(
+      ReadPositive(file, Key(*c, "feed_forward_length", k, sizeof(k)), &c->ffn_width));
+  STATICLM_RETURN_IF_ERROR(
+      ReadPositive(file, Key(*c, "context_length", k, sizeof(k)), &c->context_length));
+  if (file.FindKey(Key(*c, "rope.freq_base", k, sizeof(k))) != nullptr) {
+    STATICLM_RETURN_IF_ERROR(file.GetF32(k, &c->rope_base));
+  }
+  STATICLM_RETURN_IF_ERROR(
+      file.GetF32(Key(*c, "attention.layer_norm_rms_epsilon", k, sizeof(k)), &c->rms_eps));
+  if (file.FindKey(Key(*c, "attention.key_length", k, sizeof(k))) == nullptr) {
+    if (c->width % c->n_heads != 0) {
+      return Status::Error(StatusCode::kFormatError,
+                           "embedding length %d is not a multiple of head count %d", c->width,
+                           c->n_heads);
+    }
+    c->head_dim = c->width / c->n_heads;
+  } else {
+    STATICLM_RETURN_IF_ERROR(ReadPositive(file, k, &c->head_dim));
+    int32_t value_length = c->head_dim;
+    STATICLM_RETURN_IF_ERROR(
+        ReadOptionalU32(file, Key(*c, "attention.value_length", k, sizeof(k)), &value_length));
+    if (value_length != c->head_dim) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "key length %d and value length %d differ (not supported)",
+                           c->head_dim, value_length);
+    }
+  }
+  return Status::Ok();
+}
+
+// What staticlm does not run yet is refused by name rather than computed wrongly.
+Status CheckFeatures(const gguf::GgufFile& file, const ModelConfig& c) {
+  char k[96];
+  if (file.FindKey(Key(c, "rope.dimension_count", k, sizeof(k))) != nullptr) {
+    uint32_t rope_dims = 0;
+    STATICLM_RETURN_IF_ERROR(file.GetU32(k, &rope_dims));
+    if (static_cast<int32_t>(rope_dims) != c.head_dim) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "partial RoPE (%u of %d dims) is not supported", rope_dims, c.head_dim);
+    }
+  }
+  for (const char* key : {"rope.scaling.type", "rope.scaling.factor", "attn_logit_softcapping",
+                          "final_logit_softcapping"}) {
+    if (file.FindKey(Key(c, key, k, sizeof(k))) != nullptr) {
+      return Status::Error(StatusCode::kUnsupported, "%s is not supported yet", k);
+    }
+  }
+  return Status::Ok();
+}
+
+Status ReadWindow(const gguf::GgufFile& file, ModelConfig* c) {
+  char k[96];
+  STATICLM_RETURN_IF_ERROR(
+      ReadOptionalU32(file, Key(*c, "attention.sliding_window", k, sizeof(k)), &c->sliding_window));
+  c->sliding_window_pattern = c->arch->swa_pattern;
+  return ReadOptionalU32(file, Key(*c, "attention.sliding_window_pattern", k, sizeof(k)),
+                         &c->sliding_window_pattern);
+}
+
+}  // namespace
+
+Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config) {
+  ModelConfig c;
+  STATICLM_RETURN_IF_ERROR(ReadArchitecture(file, &c));
+  STATICLM_RETURN_IF_ERROR(ReadShape(file, &c));
+  STATICLM_RETURN_IF_ERROR(CheckConsistency(c));
+  STATICLM_RETURN_IF_ERROR(CheckFeatures(file, c));
+  STATICLM_RETURN_IF_ERROR(ReadWindow(file, &c));
+  // The vocabulary size is the embedding table's row count; the metadata key is optional.
+  const gguf::TensorInfo* embd = file.FindTensor("token_embd.weight");
+  if (embd == nullptr) {
+    return Status::Error(StatusCode::kFormatError, "missing tensor 'token_embd.weight'");
+  }
+  if (embd->n_dims != 2 || embd->ne[0] != c.width || embd->ne[1] <= 0 || embd->ne[1] > (1 << 24)) {
+    return Status::Error(StatusCode::kFormatError, "token_embd.weight has shape [%lld, %lld]",
+                         static_cast<long long>(embd->ne[0]), static_cast<long long>(embd->ne[1]));
+  }
+  c.vocab_size = static_cast<int32_t>(embd->ne[1]);
+  *config = c;
+  return Status::Ok();
+}
+
+}  // namespace staticlm

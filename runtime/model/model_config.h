@@ -1,0 +1,49 @@
+// The hyperparameters of a decoder model, read from GGUF metadata: what every family shares,
+// plus the row of the architecture table that says how the family differs (architecture.h).
+#pragma once
+
+#include <cstdint>
+
+#include "platform/status.h"
+#include "runtime/model/architecture.h"
+
+namespace staticlm {
+namespace gguf {
+class GgufFile;
+}
+
+struct ModelConfig {
+  const Architecture* arch = nullptr;  // static table row; never null after ReadModelConfig
+  int32_t n_layers = 0;
+  int32_t width = 0;       // embedding length, d
+  int32_t n_heads = 0;     // query heads
+  int32_t n_kv_heads = 0;  // key/value heads (grouped-query attention)
+  int32_t head_dim = 0;    // <arch>.attention.key_length, else width / n_heads
+  int32_t ffn_width = 0;   // feed-forward hidden size
+  int32_t vocab_size = 0;
+  int32_t context_length = 0;  // what the model was trained for; limits may not exceed it
+  float rope_base = 10000.0f;  // of the global layers
+  float rms_eps = 1e-5f;
+  // <arch>.attention.sliding_window; 0 when the metadata has none.
+  int32_t sliding_window = 0;
+  // <arch>.attention.sliding_window_pattern, else the family's (Architecture::swa_pattern).
+  int32_t sliding_window_pattern = 0;
+
+  // Whether layer `layer` attends over the model's sliding window (in transformers' model; the
+  // cache that serves it is the engine's choice): every layer but each pattern-th one.
+  bool LayerSlides(int layer) const {
+    return sliding_window > 0 &&
+           (sliding_window_pattern == 0 || (layer + 1) % sliding_window_pattern != 0);
+  }
+  // RoPE base of layer `layer`: the family's local base on sliding layers (Gemma 3: 10,000).
+  float LayerRopeBase(int layer) const {
+    return LayerSlides(layer) && arch->swa_rope_base > 0.0f ? arch->swa_rope_base : rope_base;
+  }
+};
+
+// Init only. kUnsupported for an architecture missing from the table (naming the ones there
+// are) or a feature it does not run (partial RoPE, RoPE scaling); kFormatError for missing or
+// inconsistent hyperparameters (naming the key).
+Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config);
+
+}  // namespace staticlm

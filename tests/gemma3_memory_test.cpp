@@ -1,0 +1,61 @@
+// Gemma 3's hybrid cache on fixed buffers (models/gemma-3-270m-q4_k_m.gguf; skipped when absent):
+// the plan gives each sliding layer a ring of W + C − 1 slots and each global layer the whole
+// context, from the model's metadata alone, and the report splits the KV bytes by layer kind
+// beside what an all-global StaticCache would take. At ctx 32768 the hybrid cache must be at
+// most a quarter of that (issue 13). Sizes are checked against the formula, not the code.
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+#include "staticlm/staticlm.h"
+
+namespace {
+
+constexpr const char* kModel = STATICLM_GEMMA_MODEL;
+// Gemma 3 270M: 18 layers, every sixth global, window 512, one KV head of 256, f16 cache.
+constexpr uint64_t kLayers = 18, kGlobal = 3, kWindow = 512, kHeadBytes = 256 * 2;
+
+bool HaveModel() {
+  FILE* f = std::fopen(kModel, "rb");
+  if (f != nullptr) std::fclose(f);
+  return f != nullptr;
+}
+
+staticlm_memory Plan(int context, int chunk) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = context;
+  limits.prefill_chunk = chunk;
+  staticlm_memory m{};
+  char error[256] = {0};
+  EXPECT_EQ(staticlm_plan_memory(kModel, &limits, &m, error, sizeof(error)), STATICLM_OK) << error;
+  return m;
+}
+
+TEST(Gemma3MemoryTest, HybridCacheIsRingsPlusGlobalLayers) {
+  if (!HaveModel()) GTEST_SKIP() << kModel << " is absent (scripts/fetch-model gemma3-270m)";
+  for (int context : {2048, 8192, 32768}) {
+    const uint64_t chunk = 64, ctx = static_cast<uint64_t>(context);
+    staticlm_memory m = Plan(context, static_cast<int>(chunk));
+    // k and v per layer; slot counts are multiples of 64 bytes here, so no alignment padding.
+    EXPECT_EQ(m.kv_ring_bytes, (kLayers - kGlobal) * 2 * (kWindow + chunk - 1) * kHeadBytes);
+    EXPECT_EQ(m.kv_global_bytes, kGlobal * 2 * ctx * kHeadBytes);
+    EXPECT_EQ(m.kv_ring_bytes + m.kv_global_bytes, m.kv_cache_bytes);
+    EXPECT_EQ(m.kv_all_global_bytes, kLayers * 2 * ctx * kHeadBytes);
+    std::printf("ctx %d: hybrid KV %.2f MiB, all-global %.2f MiB (%.1f%%)\n", context,
+                m.kv_cache_bytes / 1048576.0, m.kv_all_global_bytes / 1048576.0,
+                100.0 * m.kv_cache_bytes / m.kv_all_global_bytes);
+  }
+  staticlm_memory at_32k = Plan(32768, 64);
+  EXPECT_LE(at_32k.kv_cache_bytes * 4, at_32k.kv_all_global_bytes);
+}
+
+// A context no longer than the window needs no ring: every layer keeps it all.
+TEST(Gemma3MemoryTest, ContextWithinTheWindowKeepsEveryLayerWhole) {
+  if (!HaveModel()) GTEST_SKIP() << kModel << " is absent (scripts/fetch-model gemma3-270m)";
+  staticlm_memory m = Plan(512, 64);
+  EXPECT_EQ(m.kv_ring_bytes, 0u);
+  EXPECT_EQ(m.kv_cache_bytes, kLayers * 2 * 512 * kHeadBytes);
+}
+
+}  // namespace
