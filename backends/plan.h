@@ -40,7 +40,7 @@ struct TensorRegion {
 // Each kind's tensors, as Op::inputs → Op::outputs. In-place kinds list the tensor they
 // update only as an output; it is read too.
 enum class OpKind : uint8_t {
-  kEmbed,    // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · embed_scale
+  kEmbed,  // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · embed_scale
   kRmsNorm,  // x [R, d], weight F32 [d]              → y [R, d]
              // (head_dim > 0: each head_dim-wide group of a row is normalised on its own, with
              // weight F32 [head_dim]: Gemma 3's and Qwen 3's norm of q and k per head)

@@ -51,15 +51,16 @@ Context Create(const staticlm_limits& limits, std::string* error) {
 float MaxDifference(const staticlm_context* ctx, const std::vector<float>& expected) {
   const float* l = staticlm_logits(ctx);
   float most = 0.0f;
-  for (size_t i = 0; i < expected.size(); ++i) most = std::fmax(most, std::fabs(l[i] - expected[i]));
+  for (size_t i = 0; i < expected.size(); ++i)
+    most = std::fmax(most, std::fabs(l[i] - expected[i]));
   return most;
 }
 
 class Gemma3ArchitectureTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(staticlm::test::ReadWindowLogitsGolden(STATICLM_GOLDEN_DIR "/gemma3_tiny.txt",
-                                                       &golden_));
+    ASSERT_TRUE(
+        staticlm::test::ReadWindowLogitsGolden(STATICLM_GOLDEN_DIR "/gemma3_tiny.txt", &golden_));
   }
   WindowLogitsGolden golden_;
 };

@@ -39,8 +39,8 @@ TEST(Gemma3GoldenTest, GreedyContinuationsMatchTransformers) {
   }
   std::vector<staticlm::test::GreedyCase> cases;
   std::string error;
-  ASSERT_TRUE(staticlm::test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/gemma3_greedy.txt", &cases,
-                                               &error))
+  ASSERT_TRUE(
+      staticlm::test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/gemma3_greedy.txt", &cases, &error))
       << error;
   ASSERT_EQ(cases.size(), 8u);
   staticlm_limits limits;

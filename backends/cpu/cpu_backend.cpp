@@ -434,7 +434,7 @@ void CpuBackend::RunRope(const Op& op, const StepParams& step, int64_t rows, int
   }
   if (angles != nullptr) {
     (p.rope_halves ? RopeAngles::ApplyHalves : RopeAngles::Apply)(x, rows, heads, p.head_dim,
-                                                                   angles);
+                                                                  angles);
     return;
   }
   auto* rope = p.rope_halves ? ref::RopeHalves : ref::Rope;

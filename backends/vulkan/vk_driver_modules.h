@@ -9,7 +9,8 @@
 // (issue 19): 128 bytes to 6 KiB in every process that used Vulkan. Keeping the modules mapped
 // leaves that state reachable, as it is in any process that has not unloaded its driver, and
 // names the driver in the stack of anything it really leaks, so the suppressions beside
-// KeepDriverModulesLoaded (vk_driver_modules.cpp) tell the driver's leaks from staticlm's. Release builds unload drivers as the loader decides.
+// KeepDriverModulesLoaded (vk_driver_modules.cpp) tell the driver's leaks from staticlm's. Release
+// builds unload drivers as the loader decides.
 #pragma once
 
 namespace staticlm::vulkan {

@@ -95,8 +95,9 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
   sink.Add(
       "architecture: %s, %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
       "context %d, RoPE base %g, RMS eps %g\n",
-      config.arch->name, config.n_layers, config.width, config.n_heads, config.n_kv_heads, config.head_dim,
-      config.ffn_width, config.vocab_size, config.context_length, config.rope_base, config.rms_eps);
+      config.arch->name, config.n_layers, config.width, config.n_heads, config.n_kv_heads,
+      config.head_dim, config.ffn_width, config.vocab_size, config.context_length, config.rope_base,
+      config.rms_eps);
   if (config.sliding_window > 0) {
     sink.Add("sliding window: %d tokens, %s\n", config.sliding_window,
              config.sliding_window_pattern > 0 ? "every layer but each pattern-th" : "every layer");

@@ -8,8 +8,8 @@
 #include "backends/plan_validation.h"
 #include "platform/memory_lock.h"
 #include "runtime/model/model_hash.h"
-#include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/decoder_plan_builder.h"
+#include "runtime/plan/fusion_passes.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 
@@ -149,8 +149,8 @@ Status Engine::BuildPlans() {
     plan_limits.rows_are_sequences = i == kDecodePlan && batched;
     plan_limits.prefill_chunk = i == kPrefillPlan ? limits_.prefill_chunk : limits_.max_batch;
     STATICLM_RETURN_IF_ERROR(BuildDecoderPlan(file_, config_, plan_limits,
-                                            kAllFusions & ~limits_.disabled_fusions, &plans_[i],
-                                            &arenas_[i]));
+                                              kAllFusions & ~limits_.disabled_fusions, &plans_[i],
+                                              &arenas_[i]));
   }
   return Status::Ok();
 }
@@ -335,7 +335,7 @@ void Engine::SplitKvBytes(const Plan& plan) {
   for (const Op& op : plan.ops) {
     if (op.kind != OpKind::kKvStore) continue;
     uint64_t& kind = op.params.cache_policy == CachePolicy::kStatic ? memory_.kv_global_bytes
-                                                                     : memory_.kv_ring_bytes;
+                                                                    : memory_.kv_ring_bytes;
     for (int i = 0; i < op.n_outputs; ++i) {
       kind += (plan.tensors[op.outputs[i]].bytes() + kPlanAlignment - 1) / kPlanAlignment *
               kPlanAlignment;

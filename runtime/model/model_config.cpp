@@ -68,7 +68,8 @@ Status ReadArchitecture(const gguf::GgufFile& file, ModelConfig* c) {
 Status ReadShape(const gguf::GgufFile& file, ModelConfig* c) {
   char k[96];
   STATICLM_RETURN_IF_ERROR(ReadPositive(file, Key(*c, "block_count", k, sizeof(k)), &c->n_layers));
-  STATICLM_RETURN_IF_ERROR(ReadPositive(file, Key(*c, "embedding_length", k, sizeof(k)), &c->width));
+  STATICLM_RETURN_IF_ERROR(
+      ReadPositive(file, Key(*c, "embedding_length", k, sizeof(k)), &c->width));
   STATICLM_RETURN_IF_ERROR(
       ReadPositive(file, Key(*c, "attention.head_count", k, sizeof(k)), &c->n_heads));
   STATICLM_RETURN_IF_ERROR(
@@ -96,8 +97,8 @@ Status ReadShape(const gguf::GgufFile& file, ModelConfig* c) {
         ReadOptionalU32(file, Key(*c, "attention.value_length", k, sizeof(k)), &value_length));
     if (value_length != c->head_dim) {
       return Status::Error(StatusCode::kUnsupported,
-                           "key length %d and value length %d differ (not supported)",
-                           c->head_dim, value_length);
+                           "key length %d and value length %d differ (not supported)", c->head_dim,
+                           value_length);
     }
   }
   return Status::Ok();

@@ -70,8 +70,7 @@ class Builder {
     uint32_t q_norm = 0, k_norm = 0, post_attn_norm = 0, post_ffn_norm = 0;
   };
   Status ReadLayerWeights(int layer, LayerWeights* w);
-  void AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw, uint32_t q,
-                    uint32_t k);
+  void AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw, uint32_t q, uint32_t k);
   void AddResidual(int layer, const char* name, uint32_t out, uint32_t post_norm, uint32_t x);
   Status AddLayer(int layer, uint32_t x);
   int AddCaches(int layer, const OpParams& p, uint32_t* cache);
@@ -355,8 +354,9 @@ Status Builder::Build() {
   uint32_t x = Activation("residual", -1, C, c_.width);
   OpParams embed{};
   // In f32 as transformers scales (sqrt(d) rounded once to f32); 1 leaves rows as stored.
-  embed.embed_scale =
-      c_.arch->scale_embeddings ? static_cast<float>(std::sqrt(static_cast<double>(c_.width))) : 1.0f;
+  embed.embed_scale = c_.arch->scale_embeddings
+                          ? static_cast<float>(std::sqrt(static_cast<double>(c_.width)))
+                          : 1.0f;
   AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x}, embed);
   for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));
 
@@ -414,8 +414,10 @@ Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
                          limits.window, limits.max_context);
   }
   if (limits.sinks > 0 && config.arch->rope_halves) {
-    return Status::Error(StatusCode::kUnsupported, "sinks are not supported for %s (its RoPE "
-                         "rotates halves)", config.arch->name);
+    return Status::Error(StatusCode::kUnsupported,
+                         "sinks are not supported for %s (its RoPE "
+                         "rotates halves)",
+                         config.arch->name);
   }
   if (limits.sinks > 0 && limits.sinks >= limits.window) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -467,7 +469,7 @@ uint64_t DecoderBufferBound(const ModelConfig& c, const PlanLimits& l, BufferId 
       // One layer's activations, each in its own bytes, plus the residual stream and head input.
       uint64_t widths = 3 * static_cast<uint64_t>(c.width) + 2 * q_width + 2 * kv_width +
                         3 * static_cast<uint64_t>(c.ffn_width);
-      if (c.arch->qk_norm) widths += q_width + kv_width;             // raw q and k
+      if (c.arch->qk_norm) widths += q_width + kv_width;                     // raw q and k
       if (c.arch->post_norms) widths += 2 * static_cast<uint64_t>(c.width);  // normalised outputs
       const uint64_t score_rows = (l.rows_are_sequences ? chunk : 1) * c.n_heads;
       uint64_t layer = 4 * (chunk * widths + score_rows * slots) + 16 * kPlanAlignment;
@@ -480,7 +482,8 @@ uint64_t DecoderBufferBound(const ModelConfig& c, const PlanLimits& l, BufferId 
 }
 
 Status BuildDecoderPlan(const gguf::GgufFile& file, const ModelConfig& config,
-                      const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena) {
+                        const PlanLimits& limits, uint32_t fusions, Plan* plan,
+                        ArenaReport* arena) {
   build_count.fetch_add(1);
   STATICLM_RETURN_IF_ERROR(CheckLimits(config, limits));
   Builder builder(file, config, limits, plan);

@@ -20,7 +20,7 @@ constexpr uint64_t kPlanAlignment = 64;
 // emits the op list, applies the fusion passes in `fusions` (runtime/plan/fusion_passes.h) and
 // places all tensors. `arena` receives the planner's report.
 Status BuildDecoderPlan(const gguf::GgufFile& file, const ModelConfig& config,
-                      const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena);
+                        const PlanLimits& limits, uint32_t fusions, Plan* plan, ArenaReport* arena);
 
 // The largest KV cache, arena and io buffers a Llama plan for (config, limits) can need — what
 // BuildDecoderPlan produces for the KV cache and io, and twice one layer's activations with no

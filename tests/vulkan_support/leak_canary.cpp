@@ -31,7 +31,8 @@ int main() {
     info.size = 256;
     info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     VkBuffer leaked = VK_NULL_HANDLE;  // never destroyed
-    if (staticlm::vulkan::vkCreateBuffer(dc.device(), &info, dc.allocator(), &leaked) != VK_SUCCESS) {
+    if (staticlm::vulkan::vkCreateBuffer(dc.device(), &info, dc.allocator(), &leaked) !=
+        VK_SUCCESS) {
       return 1;
     }
   }

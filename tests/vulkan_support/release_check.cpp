@@ -13,11 +13,12 @@ class VulkanReleaseCheck : public ::testing::Environment {
  public:
   void TearDown() override {
     const staticlm::vulkan::VkReleaseTally& t = staticlm::vulkan::ProcessReleaseTally();
-    std::printf("vulkan release check: %llu contexts created, %llu destroyed, %llu driver host "
-                "allocations unreleased\n",
-                static_cast<unsigned long long>(t.contexts_created.load()),
-                static_cast<unsigned long long>(t.contexts_destroyed.load()),
-                static_cast<unsigned long long>(t.unreleased_host_allocations.load()));
+    std::printf(
+        "vulkan release check: %llu contexts created, %llu destroyed, %llu driver host "
+        "allocations unreleased\n",
+        static_cast<unsigned long long>(t.contexts_created.load()),
+        static_cast<unsigned long long>(t.contexts_destroyed.load()),
+        static_cast<unsigned long long>(t.unreleased_host_allocations.load()));
     EXPECT_EQ(t.contexts_created.load(), t.contexts_destroyed.load())
         << "a Vulkan DeviceContext was never destroyed";
     EXPECT_EQ(t.unreleased_host_allocations.load(), 0u)

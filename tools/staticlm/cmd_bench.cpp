@@ -26,7 +26,8 @@ namespace {
 
 constexpr uint64_t kMinProbeBytes = uint64_t{256} << 20;
 
-// The model's trained context, read from staticlm_describe_model's "architecture:" line so the default
+// The model's trained context, read from staticlm_describe_model's "architecture:" line so the
+// default
 // --ctx can be capped without creating a context first. 0 if the line is not found; -1 (after
 // printing the error) if the model cannot be read.
 int32_t ModelContextLength(const char* model) {

@@ -25,11 +25,12 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
     std::printf("    %-8s %14llu bytes %10.2f MiB  (layers that keep the whole context)\n",
                 "global", static_cast<unsigned long long>(m.kv_global_bytes),
                 mib(m.kv_global_bytes));
-    std::printf("    %-8s %14llu bytes %10.2f MiB  (every layer global, as a StaticCache: "
-                "%.1f x this cache)\n",
-                "static", static_cast<unsigned long long>(m.kv_all_global_bytes),
-                mib(m.kv_all_global_bytes),
-                static_cast<double>(m.kv_all_global_bytes) / static_cast<double>(m.kv_cache_bytes));
+    std::printf(
+        "    %-8s %14llu bytes %10.2f MiB  (every layer global, as a StaticCache: "
+        "%.1f x this cache)\n",
+        "static", static_cast<unsigned long long>(m.kv_all_global_bytes),
+        mib(m.kv_all_global_bytes),
+        static_cast<double>(m.kv_all_global_bytes) / static_cast<double>(m.kv_cache_bytes));
   }
   std::printf("  %-10s %14llu bytes %10.2f MiB  (lower bound %llu, no sharing %llu)\n", "arena",
               static_cast<unsigned long long>(m.arena_bytes), mib(m.arena_bytes),
