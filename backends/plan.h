@@ -42,8 +42,8 @@ struct TensorRegion {
 enum class OpKind : uint8_t {
   kEmbed,  // table [vocab, d], tokens I32 [C]      → x F32 [C, d] = table[tokens] · embed_scale
   kRmsNorm,  // x [R, d], weight F32 [d]              → y [R, d]
-             // (head_dim > 0: each head_dim-wide group of a row is normalised on its own, with
-             // weight F32 [head_dim]: Gemma 3's and Qwen 3's norm of q and k per head)
+             // (norm_group > 0: each norm_group-wide group of a row is normalised on its own,
+             // with weight F32 [norm_group]: Gemma 3's and Qwen 3's norm of q and k per head)
   kMatMul,   // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
              // (fused forms: see MatMulLayout below)
   kRope,     // (none)                                → x [C, heads · head_dim], rotated in place
@@ -92,7 +92,9 @@ struct OpParams {
   int32_t n_heads = 0;
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
-  float eps = 0.0f;        // RMSNorm epsilon
+  float eps = 0.0f;  // RMSNorm epsilon
+  // kRmsNorm: 0 normalises whole rows; > 0 each group of that many elements (a head) alone.
+  int32_t norm_group = 0;
   float rope_base = 0.0f;  // RoPE theta base
   // kRope: false rotates adjacent pairs (x[2i], x[2i+1]), the layout GGUF stores Llama's q and k
   // in; true rotates halves (x[i], x[i + head_dim/2]), Hugging Face's rotate-half, the layout of

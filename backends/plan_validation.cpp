@@ -215,8 +215,8 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
              IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kRmsNorm: {
       // Per head: the weight covers one head, and the row is a whole number of heads.
-      const int64_t norm_width = p.head_dim > 0 ? p.head_dim : out.shape[1];
-      return p.head_dim >= 0 && out.shape[1] % norm_width == 0 && in(1).dtype == DType::kF32 &&
+      const int64_t norm_width = p.norm_group > 0 ? p.norm_group : out.shape[1];
+      return p.norm_group >= 0 && out.shape[1] % norm_width == 0 && in(1).dtype == DType::kF32 &&
              in(1).elements() == norm_width && IsF32Matrix(in(0), rows, out.shape[1]) &&
              IsF32Matrix(out, rows, out.shape[1]);
     }

@@ -372,9 +372,9 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
     }
     case OpKind::kRmsNorm:
       // Per head, a row of heads is that many rows of one head each (rows are contiguous).
-      if (p.head_dim > 0) {
-        elementwise_.rms_norm(input_f32(0), input_f32(1), rows * (width / p.head_dim), p.head_dim,
-                              p.eps, y);
+      if (p.norm_group > 0) {
+        elementwise_.rms_norm(input_f32(0), input_f32(1), rows * (width / p.norm_group),
+                              p.norm_group, p.eps, y);
       } else {
         elementwise_.rms_norm(input_f32(0), input_f32(1), rows, width, p.eps, y);
       }

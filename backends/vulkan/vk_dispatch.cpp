@@ -426,7 +426,7 @@ struct Translator {
   static const char* MissingFeature(const Op& op) {
     if (op.kind == OpKind::kGeluMul) return "GELU-gated feed-forward (gelu_mul)";
     if (op.kind == OpKind::kEmbed && op.params.embed_scale != 1.0f) return "scaled embeddings";
-    if (op.kind == OpKind::kRmsNorm && op.params.head_dim > 0) return "per-head RMSNorm";
+    if (op.kind == OpKind::kRmsNorm && op.params.norm_group > 0) return "per-head RMSNorm";
     if (op.kind == OpKind::kRope && op.params.rope_halves) return "rotate-half RoPE";
     return nullptr;
   }

@@ -194,7 +194,7 @@ void Builder::AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw
                            uint32_t k) {
   OpParams norm{};
   norm.eps = c_.rms_eps;
-  norm.head_dim = c_.head_dim;
+  norm.norm_group = c_.head_dim;
   AddOp(OpKind::kRmsNorm, {q_raw, w.q_norm}, {q}, norm);
   AddOp(OpKind::kRmsNorm, {k_raw, w.k_norm}, {k}, norm);
 }

@@ -104,7 +104,7 @@ size_t FuseResidual(const std::vector<Op>& ops, size_t i, std::vector<Op>* out) 
 size_t FuseNorm(const std::vector<Op>& ops, size_t i, std::vector<Op>* out) {
   if (i + 1 >= ops.size()) return 0;
   const Op &norm = ops[i], &mm = ops[i + 1];
-  if (norm.kind != OpKind::kRmsNorm || norm.params.head_dim != 0 || mm.kind != OpKind::kMatMul ||
+  if (norm.kind != OpKind::kRmsNorm || norm.params.norm_group != 0 || mm.kind != OpKind::kMatMul ||
       mm.params.norm_input || mm.params.accumulate || mm.inputs[0] != norm.outputs[0] ||
       norm.params.rows_from_step != mm.params.rows_from_step ||
       UsedFrom(ops, i + 2, norm.outputs[0])) {

@@ -93,6 +93,7 @@ void WriteOp(Writer* w, const Op& op) {
   w->U32(static_cast<uint32_t>(p.n_heads));
   w->U32(static_cast<uint32_t>(p.n_kv_heads));
   w->U32(static_cast<uint32_t>(p.head_dim));
+  w->U32(static_cast<uint32_t>(p.norm_group));
   w->F32(p.eps);
   w->F32(p.rope_base);
   w->F32(p.scale);
@@ -167,16 +168,16 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
 
 Status ReadOp(Reader* r, Op* op) {
   uint8_t kind = 0, rows_from_step = 0, flags = 0, policy = 0, quant = 0;
-  uint32_t layer = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  uint32_t layer = 0, heads = 0, kv_heads = 0, head_dim = 0, norm_group = 0;
   uint32_t cache[5] = {0, 0, 0, 0, 0};
   OpParams& p = op->params;
   bool ok = r->U8(&kind) && r->U8(&op->n_inputs) && r->U8(&op->n_outputs);
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);
   for (uint32_t& o : op->outputs) ok = ok && r->U32(&o);
   ok = ok && r->U32(&layer) && r->U32(&heads) && r->U32(&kv_heads) && r->U32(&head_dim) &&
-       r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) && r->F32(&p.embed_scale) &&
-       r->U8(&rows_from_step) && r->U8(&p.n_weights) && r->U8(&flags) && r->U8(&policy) &&
-       r->U8(&quant);
+       r->U32(&norm_group) && r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) &&
+       r->F32(&p.embed_scale) && r->U8(&rows_from_step) && r->U8(&p.n_weights) && r->U8(&flags) &&
+       r->U8(&policy) && r->U8(&quant);
   for (uint32_t& v : cache) ok = ok && r->U32(&v);
   if (!ok) return Truncated("an op");
   if (kind > static_cast<uint8_t>(OpKind::kGeluMul) || op->n_inputs > kMaxOpInputs ||
@@ -190,6 +191,7 @@ Status ReadOp(Reader* r, Op* op) {
   p.n_heads = static_cast<int32_t>(heads);
   p.n_kv_heads = static_cast<int32_t>(kv_heads);
   p.head_dim = static_cast<int32_t>(head_dim);
+  p.norm_group = static_cast<int32_t>(norm_group);
   p.rows_from_step = rows_from_step == 1;
   p.norm_input = (flags & 1) != 0;
   p.silu_mul = (flags & 2) != 0;

@@ -45,6 +45,7 @@ void HashOp(Fnv1a* h, const Op& op) {
   h->I64(p.n_heads);
   h->I64(p.n_kv_heads);
   h->I64(p.head_dim);
+  h->I64(p.norm_group);
   h->F32(p.eps);
   h->F32(p.rope_base);
   h->F32(p.scale);
