@@ -217,7 +217,8 @@ typedef struct staticlm_chat_message {
  * <start_of_turn> turns, a leading system message's text opening the first user turn),
  * followed by the assistant generation prompt when `add_generation_prompt` != 0. The text is
  * the template's rendering, except that a {{ bos_token }} it starts with is left out when
- * tokenization prepends BOS itself (staticlm_model_info.add_bos), so BOS is never doubled.
+ * tokenization prepends BOS itself (staticlm_model_info.add_bos), so BOS is never doubled
+ * (written as the BOS token's text otherwise).
  * With `continuation` != 0 no default system message is inserted and a system message does not
  * join the first turn: use it to render the next turn of a conversation whose earlier turns
  * are in the cache up to the end-of-turn token (staticlm_chat_format_info.end_of_turn); the

@@ -12,9 +12,9 @@
 // BOS: Gemma's template starts with {{ bos_token }}, while Tokenizer::Encode prepends BOS
 // itself when the file's add_bos_token says so; rendering both would give two BOS tokens.
 // So Init takes `bos_text`, what to write for {{ bos_token }}: empty when the tokenizer adds
-// BOS (Gemma's files do), the BOS token's text when it does not. Either way the token ids
-// equal those of transformers' apply_chat_template(tokenize=True), which renders "<bos>" and
-// tokenizes without adding specials.
+// BOS (Gemma's files do), the BOS token's text when it does not. Either way the text encodes
+// to one BOS, as transformers' apply_chat_template(tokenize=True) does (it renders "<bos>"
+// and tokenizes without adding specials).
 //
 // Message text is copied verbatim (trimmed where the family's template trims): content
 // holding "<|im_end|>" would become a control token if the result is encoded with
