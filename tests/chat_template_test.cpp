@@ -40,7 +40,7 @@ class ModelChatTemplateTest : public ::testing::Test {
     gguf::GgufFile file;
     const Status open = file.Open(STATICLM_DEFAULT_MODEL);
     if (!open.ok()) GTEST_SKIP() << "model not available: " << open.message();
-    const Status s = InitChatTemplateFromGguf(file, &chat_);
+    const Status s = InitChatTemplateFromGguf(file, {}, &chat_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
   ChatTemplate chat_;

@@ -12,8 +12,10 @@
 #include <gtest/gtest.h>
 
 #include "platform/alloc_counter.h"
+#include "runtime/tokenizer/chat_template.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
 
 namespace {
@@ -330,5 +332,58 @@ INSTANTIATE_TEST_SUITE_P(Modes, NoHeapBatchTest,
                          [](const ::testing::TestParamInfo<CacheMode>& info) {
                            return std::string(info.param.name);
                          });
+
+// Chat formatting in every format, with trimming, a system prefix, continuations and each error
+// (roles that do not alternate, a full buffer, no format), through ChatTemplate and the C API.
+TEST(NoHeapAfterInitTest, ChatFormatsMakeNoHeapEvents) {
+  if (!counter::Available()) {
+    GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
+  }
+  staticlm::ChatTemplate gemma, chatml, none;
+  ASSERT_TRUE(gemma.InitFormat("gemma", "<bos>").ok());
+  ASSERT_TRUE(chatml.Init(staticlm::test::SmolLM2ChatTemplate()).ok());
+  EXPECT_FALSE(none.Init("{{ messages }}").ok());
+  const std::string path = staticlm::test::TempPath("no_heap_chat.gguf");
+  staticlm::test::TinyLlamaOptions options;
+  options.chat_template = "";
+  ASSERT_TRUE(staticlm::test::WriteTinyLlama(path.c_str(), options).ok());
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 64;
+  ContextPtr bare = staticlm::test::CreateContext(path.c_str(), limits);
+  ContextPtr forced = staticlm::test::CreateContext(path.c_str(), limits);
+  ASSERT_TRUE(bare && forced);
+  ASSERT_EQ(staticlm_set_chat_format(forced.get(), "gemma"), STATICLM_OK);
+  const staticlm::ChatMessage msgs[] = {{"system", "Be brief."},
+                                        {"user", "\u3000 Hello,\u00a0world! \n"},
+                                        {"assistant", " Hi. "},
+                                        {"user", "Bye."}};
+  const staticlm::ChatMessage bad[] = {{"user", "a"}, {"user", "b"}};
+  std::vector<char> out(4096);
+  size_t n = 0;
+  staticlm_chat_format_info info;
+
+  counter::Start();
+  for (const staticlm::ChatTemplate* t : {&gemma, &chatml}) {
+    EXPECT_TRUE(t->FormatChat(msgs, 4, true, out.data(), out.size(), &n).ok());
+    EXPECT_TRUE(t->FormatChat(msgs + 1, 3, false, out.data(), out.size(), &n).ok());
+    EXPECT_TRUE(t->FormatContinuation(msgs + 3, 1, true, out.data(), out.size(), &n).ok());
+    EXPECT_FALSE(t->FormatChat(msgs, 4, true, out.data(), 8, &n).ok());
+  }
+  EXPECT_FALSE(gemma.FormatChat(bad, 2, true, out.data(), out.size(), &n).ok());
+  EXPECT_FALSE(none.FormatChat(msgs, 4, true, out.data(), out.size(), &n).ok());
+  const staticlm_chat_message c_msgs[] = {{"system", "Be brief."}, {"user", " Hi "}};
+  EXPECT_EQ(staticlm_chat_format(bare.get(), &info), STATICLM_INVALID_STATE);
+  EXPECT_EQ(staticlm_format_chat(bare.get(), c_msgs, 2, 1, 0, out.data(), out.size(), &n),
+            STATICLM_INVALID_STATE);
+  EXPECT_EQ(staticlm_chat_format(forced.get(), &info), STATICLM_OK);
+  EXPECT_EQ(staticlm_format_chat(forced.get(), c_msgs, 2, 1, 0, out.data(), out.size(), &n),
+            STATICLM_OK);
+  counter::Stop();
+  char where[4096];
+  counter::DescribeFirstEvent(where, sizeof(where));
+  EXPECT_EQ(counter::Events(), 0u) << where;
+  std::remove(path.c_str());
+}
 
 }  // namespace

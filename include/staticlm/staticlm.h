@@ -211,15 +211,51 @@ typedef struct staticlm_chat_message {
   const char* content; /* NUL-terminated UTF-8 */
 } staticlm_chat_message;
 
-/* Run phase. Renders messages with the model's chat template (ChatML for SmolLM2, with its
- * default system message when the first message is not a system message), followed by the
- * assistant generation prompt when `add_generation_prompt` != 0. With `continuation` != 0 the
- * default system message is never inserted: use it to render the next turn of a conversation
- * whose earlier turns are already in the cache. The output is not NUL-terminated. */
+/* Run phase; no allocation. Renders messages with the context's chat format (see
+ * staticlm_set_chat_format): the one recognised in the model's template (ChatML for SmolLM2,
+ * with its default system message when the first message is not a system message; Gemma's
+ * <start_of_turn> turns, a leading system message's text opening the first user turn),
+ * followed by the assistant generation prompt when `add_generation_prompt` != 0. The text is
+ * the template's rendering, except that a {{ bos_token }} it starts with is left out when
+ * tokenization prepends BOS itself (staticlm_model_info.add_bos), so BOS is never doubled
+ * (written as the BOS token's text otherwise).
+ * With `continuation` != 0 no default system message is inserted and a system message does not
+ * join the first turn: use it to render the next turn of a conversation whose earlier turns
+ * are in the cache up to the end-of-turn token (staticlm_chat_format_info.end_of_turn); the
+ * text starts with what the template puts after that token. The output is not NUL-terminated.
+ * STATICLM_INVALID_STATE when the context has no chat format (the model has no template, or
+ * one staticlm does not recognise): the message says so in one line and names the format to
+ * force; STATICLM_INVALID_ARGUMENT for a null role or content, roles that do not alternate
+ * user/assistant where the template requires it (Gemma), or an `out` too small. */
 staticlm_status staticlm_format_chat(staticlm_context* context,
                                      const staticlm_chat_message* messages, size_t n_messages,
                                      int add_generation_prompt, int continuation, char* out,
                                      size_t capacity, size_t* n_bytes);
+
+/* Init phase: call after staticlm_create, before the run phase (it may allocate). Chooses the
+ * chat format of staticlm_format_chat: "chatml" or "gemma" forces that family's reference
+ * format (without a default system message) whatever the model's file says, for a model
+ * without a chat template (Gemma 3 270M base) or with one staticlm does not recognise; NULL
+ * or "" goes back to the file's template. `name` is borrowed for the call. An unknown name is
+ * STATICLM_INVALID_ARGUMENT (the message lists the known ones) and changes nothing. */
+staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name);
+
+typedef struct staticlm_chat_format_info {
+  const char* name; /* "chatml" or "gemma" */
+  /* The text of the token that ends a turn ("<|im_end|>", "<end_of_turn>"); generation stops
+   * at it (staticlm_is_end_of_generation). A reply sampled up to it but not decoded is closed
+   * by starting the next turn's text with it, before a continuation. */
+  const char* end_of_turn;
+  /* Nonzero: a system message is a turn of its own, which can be rendered and prefilled
+   * alone. 0: it has no role of its own and joins the first user turn (Gemma), so it must be
+   * rendered together with that turn. */
+  int32_t system_turn;
+} staticlm_chat_format_info;
+
+/* Run phase; no allocation. Describes the context's chat format into `info`; its strings are
+ * static (they outlive the context). STATICLM_INVALID_STATE, with staticlm_format_chat's
+ * message, when the context has none. */
+staticlm_status staticlm_chat_format(staticlm_context* context, staticlm_chat_format_info* info);
 
 /* Run phase. Appends `n_tokens` tokens at the next cache positions (prefilled in chunks of
  * prefill_chunk) and computes the logits of the last one. Token ids outside the vocabulary are

@@ -239,6 +239,23 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
   return Record(context, s);
 }
 
+staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name) {
+  return Record(context, context->engine.SetChatFormat(name));
+}
+
+staticlm_status staticlm_chat_format(staticlm_context* context, staticlm_chat_format_info* info) {
+  const staticlm::ChatTemplate& t = context->engine.chat_template();
+  const staticlm::ChatFormat* f = t.format();
+  if (f == nullptr) {
+    size_t n = 0;  // no messages: fails at once with the reason there is no format
+    return Record(context, t.FormatChat(nullptr, 0, false, nullptr, 0, &n));
+  }
+  info->name = f->name;
+  info->end_of_turn = f->end_of_turn.data();  // a literal: NUL-terminated
+  info->system_turn = f->system == staticlm::SystemMessageStyle::kOwnTurn ? 1 : 0;
+  return Record(context, Status::Ok());
+}
+
 staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens,
                                  size_t n_tokens) {
   if (tokens == nullptr) {

@@ -119,10 +119,9 @@ Status Engine::Load(const char* model_path, const EngineLimits& limits) {
                          "tokenizer has %d tokens but token_embd.weight has %d rows",
                          tokenizer_.vocab_size(), config_.vocab_size);
   }
-  // A base model (Gemma 3 270M) has no template: it runs plain prompts, and chat says why not.
-  if (file_.FindKey("tokenizer.chat_template") != nullptr) {
-    STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, &chat_template_));
-  }
+  // A base model (Gemma 3 270M) has no template, and a template may be of no known family:
+  // either way plain prompts run, and chat says why not (engine_chat.cpp).
+  STATICLM_RETURN_IF_ERROR(InitChatTemplateFromGguf(file_, ChatBosText(), &chat_template_));
   if (limits.plan_path != nullptr) {
     STATICLM_RETURN_IF_ERROR(LoadPlans(limits.plan_path));
   } else {

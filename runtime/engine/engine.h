@@ -127,6 +127,9 @@ class Engine {
   Tokenizer& tokenizer() { return tokenizer_; }
   const Tokenizer& tokenizer() const { return tokenizer_; }
   const ChatTemplate& chat_template() const { return chat_template_; }
+  // Init (engine_chat.cpp): forces the chat format `name` ("chatml", "gemma"), or with nullptr
+  // or "" goes back to the file's template. Allocates. kInvalidArgument for an unknown name.
+  Status SetChatFormat(const char* name);
   // nullptr for a sequence out of range.
   Detokenizer* detokenizer(int32_t sequence = 0);
   Sampler& sampler() { return sampler_; }
@@ -163,6 +166,8 @@ class Engine {
   Status CheckTokens(const int32_t* tokens, size_t n) const;
   void RecordTokens(int32_t s, const int32_t* tokens, int32_t n, int io_logits_row);
   Status BuildPlans();
+  // What the chat template writes for {{ bos_token }}: nothing when the tokenizer prepends BOS.
+  std::string_view ChatBosText() const;
   Status LoadPlans(const char* path);
   Status CheckLoadedPlans() const;
   BackendOptions MakeBackendOptions() const;

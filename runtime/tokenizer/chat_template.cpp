@@ -1,8 +1,9 @@
 #include "runtime/tokenizer/chat_template.h"
 
+#include <cstdio>
 #include <cstring>
 
-#include "runtime/tokenizer/chat_template_match.h"
+#include "runtime/tokenizer/utf8.h"
 
 namespace staticlm {
 
@@ -25,17 +26,72 @@ struct BufferWriter {
   }
 };
 
-constexpr std::string_view kImStart = "<|im_start|>";
-constexpr std::string_view kImEnd = "<|im_end|>";
-constexpr std::string_view kGenerationPrompt = "<|im_start|>assistant\n";
+// Python's str.isspace, which Jinja's `trim` (str.strip) uses.
+bool IsPythonSpace(uint32_t cp) {
+  return (cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x20) || cp == 0x85 || cp == 0xA0 ||
+         cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 ||
+         cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
 
-void PutMessage(BufferWriter* w, std::string_view role, std::string_view content) {
-  w->Put(kImStart);
-  w->Put(role);
-  w->Put("\n");
-  w->Put(content);
-  w->Put(kImEnd);
-  w->Put("\n");
+// The length of the well-formed UTF-8 sequence at s[i], 0 when ill-formed.
+size_t SequenceAt(std::string_view s, size_t i) {
+  const auto b = static_cast<uint8_t>(s[i]);
+  const size_t len = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 0;
+  if (len == 0 || len > s.size() - i) return 0;
+  return text::IsValidUtf8(s.substr(i, len), nullptr) ? len : 0;
+}
+
+// Whether the well-formed sequence at s[i] is a space.
+bool SpaceAt(std::string_view s, size_t i) {
+  uint32_t cp = 0;
+  text::DecodeValidUtf8(s.data() + i, &cp);
+  return IsPythonSpace(cp);
+}
+
+// Jinja's `trim` on UTF-8 text; stops at ill-formed bytes (the tokenizer rejects them later).
+std::string_view TrimPythonSpace(std::string_view s) {
+  for (size_t len; !s.empty() && (len = SequenceAt(s, 0)) > 0 && SpaceAt(s, 0);) {
+    s.remove_prefix(len);
+  }
+  while (!s.empty()) {
+    size_t start = s.size() - 1;
+    while (start > 0 && s.size() - start < 4 && (static_cast<uint8_t>(s[start]) & 0xC0) == 0x80) {
+      --start;
+    }
+    const size_t len = SequenceAt(s, start);
+    if (len == 0 || len != s.size() - start || !SpaceAt(s, start)) break;
+    s.remove_suffix(len);
+  }
+  return s;
+}
+
+void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::string_view role,
+             const char* prefix, std::string_view content) {
+  w->Put(f.turn_start);
+  w->Put(role == "assistant" ? f.assistant_role : role);
+  w->Put(f.role_end);
+  if (prefix != nullptr) {
+    w->Put(prefix);
+    w->Put(p.system_separator);
+  }
+  w->Put(p.trims_content ? TrimPythonSpace(content) : content);
+  w->Put(f.end_of_turn);
+  w->Put(f.after_turn);
+}
+
+// The turns of msgs[0 .. n), the first opening with `system_prefix` (and the separator) when
+// it is not null.
+Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const ChatMessage* msgs,
+                size_t n, const char* system_prefix) {
+  for (size_t k = 0; k < n; ++k) {
+    // The template's own test: a user message at every even index and only there.
+    if (p.alternates && (std::strcmp(msgs[k].role, "user") == 0) != (k % 2 == 0)) {
+      return Status::Error(StatusCode::kInvalidArgument,
+                           "chat roles must alternate user/assistant/user/assistant/...");
+    }
+    PutTurn(w, f, p, msgs[k].role, k == 0 ? system_prefix : nullptr, msgs[k].content);
+  }
+  return Status::Ok();
 }
 
 Status CheckMessages(const ChatMessage* msgs, size_t n) {
@@ -61,27 +117,61 @@ Status Finish(const BufferWriter& w, size_t* n_out) {
 
 }  // namespace
 
-Status ChatTemplate::Init(std::string_view jinja_template) {
-  initialized_ = false;
-  STATICLM_RETURN_IF_ERROR(
-      text::MatchChatMl(jinja_template, &inserts_default_system_, &default_system_));
-  initialized_ = true;
+Status ChatTemplate::Init(std::string_view jinja, std::string_view bos_text) {
+  const ChatFormat* format = nullptr;
+  ChatParams params;
+  const Status s = RecogniseChatTemplate(jinja, &format, &params);
+  if (!s.ok()) {
+    Disable(s.message());
+    return s;
+  }
+  format_ = format;
+  params_ = std::move(params);
+  bos_text_ = std::string(bos_text);
   return Status::Ok();
+}
+
+Status ChatTemplate::InitFormat(std::string_view name, std::string_view bos_text) {
+  const ChatFormat* format = FindChatFormat(name);
+  if (format == nullptr) {
+    return Status::Error(StatusCode::kInvalidArgument, "unknown chat format '%.*s': expected %s",
+                         static_cast<int>(name.size() > 32 ? 32 : name.size()), name.data(),
+                         ChatFormatNames());
+  }
+  format_ = format;
+  params_ = DefaultChatParams(*format);
+  bos_text_ = std::string(bos_text);
+  return Status::Ok();
+}
+
+void ChatTemplate::Disable(const char* reason) {
+  format_ = nullptr;
+  params_ = ChatParams();
+  std::snprintf(unavailable_, sizeof(unavailable_), "%s", reason);
+}
+
+Status ChatTemplate::Unavailable() const {
+  return Status::Error(StatusCode::kInvalidState, "%s", unavailable_);
 }
 
 Status ChatTemplate::FormatChat(const ChatMessage* msgs, size_t n, bool add_generation_prompt,
                                 char* out, size_t cap, size_t* n_out) const {
   *n_out = 0;
-  if (!initialized_)
-    return Status::Error(StatusCode::kInvalidState,
-                         "the model has no chat template (tokenizer.chat_template)");
+  if (format_ == nullptr) return Unavailable();
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
-  if (n > 0 && inserts_default_system_ && std::strcmp(msgs[0].role, "system") != 0) {
-    PutMessage(&w, "system", default_system_);
+  if (params_.starts_with_bos) w.Put(bos_text_);
+  const bool system_first = n > 0 && std::strcmp(msgs[0].role, "system") == 0;
+  const char* system_prefix = nullptr;
+  if (format_->system == SystemMessageStyle::kFirstUserPrefix && system_first) {
+    system_prefix = msgs[0].content;  // not trimmed: the template does not trim it
+    ++msgs;
+    --n;
+  } else if (n > 0 && params_.inserts_default_system && !system_first) {
+    PutTurn(&w, *format_, params_, "system", nullptr, params_.default_system);
   }
-  for (size_t i = 0; i < n; ++i) PutMessage(&w, msgs[i].role, msgs[i].content);
-  if (add_generation_prompt) w.Put(kGenerationPrompt);
+  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, system_prefix));
+  if (add_generation_prompt) w.Put(format_->generation_prompt);
   return Finish(w, n_out);
 }
 
@@ -89,14 +179,12 @@ Status ChatTemplate::FormatContinuation(const ChatMessage* msgs, size_t n,
                                         bool add_generation_prompt, char* out, size_t cap,
                                         size_t* n_out) const {
   *n_out = 0;
-  if (!initialized_)
-    return Status::Error(StatusCode::kInvalidState,
-                         "the model has no chat template (tokenizer.chat_template)");
+  if (format_ == nullptr) return Unavailable();
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
-  w.Put("\n");  // the template's newline after the previous reply's <|im_end|>
-  for (size_t i = 0; i < n; ++i) PutMessage(&w, msgs[i].role, msgs[i].content);
-  if (add_generation_prompt) w.Put(kGenerationPrompt);
+  w.Put(format_->after_turn);  // what the template writes after the cached end-of-turn token
+  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, nullptr));
+  if (add_generation_prompt) w.Put(format_->generation_prompt);
   return Finish(w, n_out);
 }
 

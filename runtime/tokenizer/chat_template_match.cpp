@@ -127,6 +127,7 @@ Status CanonicalizeJinja(std::string_view t, std::string* canonical) {
   ReplaceAll(&out, "message.role", "message['role']");
   ReplaceAll(&out, "message.content", "message['content']");
   ReplaceAll(&out, "messages[0].role", "messages[0]['role']");
+  ReplaceAll(&out, "messages[0].content", "messages[0]['content']");
   ReplaceAll(&out, "'+'", "");  // 'a' + 'b' is 'ab'
   return Status::Ok();
 }
@@ -164,20 +165,29 @@ bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::
 
 }  // namespace
 
-Status MatchChatMl(std::string_view jinja, bool* inserts_default_system,
-                   std::string* default_system) {
-  *inserts_default_system = false;
-  default_system->clear();
+// Recognised (spaces, quote style, "-" trim markers and message.role vs message['role'] do
+// not matter; no literal text may sit between the tags):
+//   {% for message in messages %}
+//     [{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\n
+//        DEFAULT<|im_end|>\n' }}{% endif %}]
+//     {{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}
+//   {% endfor %}
+//   {% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}
+// and the same with the default-system block before the loop, conditioned on
+// messages[0]['role'] != 'system'.
+Status MatchChatMl(std::string_view jinja, ChatParams* params) {
+  *params = ChatParams();
   if (jinja.empty()) return Unsupported("the template is empty");
   std::string canonical;
   STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
-  bool has_default = ConsumeDefaultSystem(&s, kFirstBeforeLoop, default_system);
+  std::string* text = &params->default_system;
+  bool has_default = ConsumeDefaultSystem(&s, kFirstBeforeLoop, text);
   if (!Consume(&s, kLoopOpen)) return Unsupported("no 'for message in messages' loop");
-  if (!has_default) has_default = ConsumeDefaultSystem(&s, kFirstInLoop, default_system);
+  if (!has_default) has_default = ConsumeDefaultSystem(&s, kFirstInLoop, text);
   if (!Consume(&s, kMessage)) return Unsupported("messages are not <|im_start|>role\\n...");
   if (s != kTail) return Unsupported("unexpected text after the message loop");
-  *inserts_default_system = has_default;
+  params->inserts_default_system = has_default;
   return Status::Ok();
 }
 

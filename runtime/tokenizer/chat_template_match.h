@@ -1,10 +1,11 @@
-// Recognising ChatML-shaped Jinja chat templates (see chat_template.h). Init only.
+// Recognising the Jinja chat templates of the families in chat_formats.h. Init only.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "platform/status.h"
+#include "runtime/tokenizer/chat_formats.h"
 
 namespace staticlm::text {
 
@@ -15,9 +16,13 @@ namespace staticlm::text {
 // renders templates); any other text between tags is kUnsupported. Allocates.
 Status CanonicalizeJinja(std::string_view jinja, std::string* canonical);
 
-// Recognises a ChatML template and extracts its default system message, if any.
-// kUnsupported for any other template.
-Status MatchChatMl(std::string_view jinja, bool* inserts_default_system,
-                   std::string* default_system);
+// Recognises a ChatML template (shapes in chat_template_match.cpp) and extracts its default
+// system message, if any. kUnsupported for any other template.
+Status MatchChatMl(std::string_view jinja, ChatParams* params);
+
+// Recognises a Gemma template (shapes in chat_template_match_gemma.cpp): whether it starts
+// with {{ bos_token }}, checks that roles alternate and trims content, and the separator after
+// the system text. kUnsupported for any other template.
+Status MatchGemma(std::string_view jinja, ChatParams* params);
 
 }  // namespace staticlm::text

@@ -1,5 +1,7 @@
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 
+#include <cstdio>
+
 #include "runtime/gguf/gguf_file.h"
 
 namespace staticlm {
@@ -55,13 +57,50 @@ Status InitTokenizerFromGguf(const gguf::GgufFile& file, size_t max_text_bytes,
   return tokenizer->Init(spec, max_text_bytes);
 }
 
-Status InitChatTemplateFromGguf(const gguf::GgufFile& file, ChatTemplate* chat) {
+namespace {
+
+// Leaves `chat` without a format, saying why and how to choose one.
+void DisableChat(std::string_view architecture, bool has_template, ChatTemplate* chat) {
+  char reason[200];
+  const ChatFormat* family = ChatFormatOfFamily(architecture);
+  if (has_template) {
+    std::snprintf(reason, sizeof(reason),
+                  "the model's chat template (tokenizer.chat_template) is not one "
+                  "staticlm recognises (%s): choose a format with --chat-template NAME "
+                  "(staticlm_set_chat_format)",
+                  ChatFormatNames());
+  } else if (family != nullptr) {
+    std::snprintf(reason, sizeof(reason),
+                  "the model has no chat template (tokenizer.chat_template); its family (%.*s) "
+                  "uses \"%s\": choose it with --chat-template %s "
+                  "(staticlm_set_chat_format)",
+                  static_cast<int>(architecture.size() > 32 ? 32 : architecture.size()),
+                  architecture.data(), family->name, family->name);
+  } else {
+    std::snprintf(reason, sizeof(reason),
+                  "the model has no chat template (tokenizer.chat_template): choose a format "
+                  "with --chat-template NAME (%s; staticlm_set_chat_format)",
+                  ChatFormatNames());
+  }
+  chat->Disable(reason);
+}
+
+}  // namespace
+
+Status InitChatTemplateFromGguf(const gguf::GgufFile& file, std::string_view bos_text,
+                                ChatTemplate* chat) {
+  std::string_view architecture;
+  if (file.FindKey("general.architecture") != nullptr) {
+    STATICLM_RETURN_IF_ERROR(file.GetString("general.architecture", &architecture));
+  }
   if (file.FindKey("tokenizer.chat_template") == nullptr) {
-    return Status::Error(StatusCode::kUnsupported, "the model has no tokenizer.chat_template");
+    DisableChat(architecture, false, chat);
+    return Status::Ok();
   }
   std::string_view text;
   STATICLM_RETURN_IF_ERROR(file.GetString("tokenizer.chat_template", &text));
-  return chat->Init(text);
+  if (!chat->Init(text, bos_text).ok()) DisableChat(architecture, true, chat);
+  return Status::Ok();
 }
 
 }  // namespace staticlm

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "platform/status.h"
 #include "runtime/tokenizer/chat_template.h"
@@ -23,8 +24,12 @@ Status ReadTokenizerSpec(const gguf::GgufFile& file, TokenizerSpec* spec);
 Status InitTokenizerFromGguf(const gguf::GgufFile& file, size_t max_text_bytes,
                              Tokenizer* tokenizer);
 
-// Initialises `chat` from tokenizer.chat_template. kUnsupported when the file has no
-// template or one ChatTemplate does not recognise.
-Status InitChatTemplateFromGguf(const gguf::GgufFile& file, ChatTemplate* chat);
+// Initialises `chat` from tokenizer.chat_template, when ChatTemplate recognises it (see
+// chat_template.h for `bos_text`). A file without a template, or with one no format
+// recognises, is not an error (plain prompts still run): `chat` is left without a format and
+// its FormatChat says why in one line, naming --chat-template and, when the file has none,
+// the format of the model's family ("gemma" for gemma3). Errors only for mistyped keys.
+Status InitChatTemplateFromGguf(const gguf::GgufFile& file, std::string_view bos_text,
+                                ChatTemplate* chat);
 
 }  // namespace staticlm

@@ -114,6 +114,8 @@ struct TinyLlamaOptions {
   float norm_jitter = 0.1f;     // norm weights ~ 1 + U(-jitter, jitter)
   uint64_t seed = 1;
   uint32_t alignment = gguf::kDefaultAlignment;
+  // tokenizer.chat_template: nullptr for SmolLM2's; "" to leave the key out.
+  const char* chat_template = nullptr;
 };
 
 // The tiny model's vocabulary, in id order: SmolLM2's 17 special tokens, the 256 GPT-2

@@ -123,7 +123,7 @@ Status CheckOptions(const TinyLlamaOptions& o) {
   return Status::Ok();
 }
 
-void AddTokenizer(GgufWriter* w) {
+void AddTokenizer(const TinyLlamaOptions& options, GgufWriter* w) {
   std::vector<std::string> tokens = TinyLlamaTokens();
   std::vector<int32_t> types(tokens.size(), kTokenTypeNormal);
   for (int i = 0; i < kSpecialTokenCount; ++i) types[i] = kTokenTypeControl;
@@ -138,7 +138,8 @@ void AddTokenizer(GgufWriter* w) {
   w->AddU32("tokenizer.ggml.padding_token_id", 2);
   w->AddBool("tokenizer.ggml.add_bos_token", false);
   w->AddBool("tokenizer.ggml.add_space_prefix", false);
-  w->AddString("tokenizer.chat_template", kChatTemplate);
+  const char* chat = options.chat_template != nullptr ? options.chat_template : kChatTemplate;
+  if (chat[0] != '\0') w->AddString("tokenizer.chat_template", chat);
 }
 
 }  // namespace
@@ -183,7 +184,7 @@ Status BuildTinyLlama(const TinyLlamaOptions& o, GgufWriter* w) {
   w->AddF32("llama.attention.layer_norm_rms_epsilon", o.rms_epsilon);
   w->AddU32("llama.vocab_size", static_cast<uint32_t>(n_vocab));
   w->AddU32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
-  AddTokenizer(w);
+  AddTokenizer(o, w);
 
   Rng rng(o.seed);
   const float s = o.matrix_stddev;

@@ -37,6 +37,11 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->system = value;
     return true;
   }
+  if (!std::strcmp(flag, "--chat-template")) {
+    o->chat_format = value;
+    o->chat_template = true;
+    return true;
+  }
   if (!std::strcmp(flag, "--plan")) {
     o->limits.plan_path = value;
     return true;

@@ -15,7 +15,8 @@ struct Options {
   const char* prompts[kMaxPrompts] = {};
   int n_prompts = 0;
   const char* system = nullptr;
-  bool chat_template = false;  // --chat: wrap the prompt in the model's chat template
+  bool chat_template = false;         // --chat: wrap the prompt in the model's chat template
+  const char* chat_format = nullptr;  // --chat-template NAME: force a format (implies --chat)
   bool json = false;
   bool print = false;                  // plan: print the op table
   const char* output = nullptr;        // plan: -o FILE

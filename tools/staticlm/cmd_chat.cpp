@@ -1,7 +1,9 @@
 // `staticlm chat`: interactive multi-turn chat. The KV cache is kept between turns, so each
 // turn prefills only its own new tokens. Lines starting with '/' are commands: /reset, /quit.
-// With --system the system prompt is prefilled once and snapshotted; /reset restores that
-// snapshot instead of prefilling the system prompt again.
+// With --system, in a format where the system message is a turn of its own (ChatML), the
+// system prompt is prefilled once and snapshotted; /reset restores that snapshot instead of
+// prefilling it again. Where it joins the first user turn (Gemma), it is rendered with the
+// first turn of every conversation instead.
 #include <unistd.h>
 
 #include <cstdio>
@@ -16,11 +18,6 @@
 namespace staticlm::cli {
 namespace {
 
-// The end of the previous assistant turn: the end-of-generation token was sampled but never
-// decoded, so the next turn's text starts by closing the turn; the continuation that follows
-// begins with the newline the template puts after it.
-constexpr const char* kCloseTurn = "<|im_end|>";
-
 struct ChatBuffers {
   std::unique_ptr<char[]> line;
   std::unique_ptr<char[]> text;
@@ -28,6 +25,8 @@ struct ChatBuffers {
   std::unique_ptr<int32_t[]> generated;
   size_t capacity = 0;
   int32_t start_position = 0;  // where a conversation starts: 0, or after the system prompt
+  staticlm_chat_format_info chat = {};
+  bool system_snapshot = false;  // the system prompt is prefilled and in snapshot kSystemSlot
 };
 
 constexpr int32_t kSystemSlot = 0;
@@ -65,9 +64,13 @@ staticlm_status RenderTurn(staticlm_context* ctx, const Options& o, const char* 
   if (first && o.system != nullptr) messages[count++] = {"system", o.system};
   messages[count++] = {"user", user};
   size_t prefix = 0;
+  // The end of the previous assistant turn: its end-of-turn token was sampled but never
+  // decoded, so the next turn's text starts by closing the turn; the continuation that
+  // follows begins with what the template puts after it.
   if (!fresh) {
-    prefix = std::strlen(kCloseTurn);
-    std::memcpy(b->text.get(), kCloseTurn, prefix);
+    prefix = std::strlen(b->chat.end_of_turn);
+    if (prefix > b->capacity) return STATICLM_INVALID_ARGUMENT;
+    std::memcpy(b->text.get(), b->chat.end_of_turn, prefix);
   }
   size_t rendered = 0;
   staticlm_status s = staticlm_format_chat(ctx, messages, count, 1, first ? 0 : 1,
@@ -125,6 +128,11 @@ int ChatCommand(int argc, char** argv) {
   staticlm_context* ctx = CreateContextOrReport(o.model, o.limits);
   if (ctx == nullptr) return 1;
   ChatBuffers b;
+  if (!ChatFormatOrReport(ctx, o.chat_format, &b.chat)) {
+    staticlm_destroy(ctx);
+    return 1;
+  }
+  b.system_snapshot = o.system != nullptr && b.chat.system_turn != 0;
   b.capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
   b.line.reset(new char[b.capacity]);
   b.text.reset(new char[b.capacity]);
@@ -134,7 +142,7 @@ int ChatCommand(int argc, char** argv) {
   bool interactive = isatty(STDIN_FILENO);
 
   alloc_counter::Start();
-  if (o.system != nullptr && PrefillSystemPrompt(ctx, o, &b) != STATICLM_OK) {
+  if (b.system_snapshot && PrefillSystemPrompt(ctx, o, &b) != STATICLM_OK) {
     std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
     staticlm_destroy(ctx);
     return 1;
@@ -145,7 +153,7 @@ int ChatCommand(int argc, char** argv) {
     if (!ReadLine(&b)) break;
     if (!std::strcmp(b.line.get(), "/quit")) break;
     if (!std::strcmp(b.line.get(), "/reset")) {
-      if (o.system != nullptr) {
+      if (b.system_snapshot) {
         staticlm_snapshot_restore(ctx, kSystemSlot);
         std::fprintf(stderr, "[staticlm] conversation reset (system prompt restored)\n");
       } else {

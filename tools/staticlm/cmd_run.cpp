@@ -14,9 +14,6 @@ namespace staticlm::cli {
 namespace {
 
 constexpr const char* kDefaultPrompt = "The theory of special relativity states ";
-// A chat turn after a loaded session first closes the assistant turn the session ended in
-// (its end-of-turn token was sampled but not decoded), as `staticlm chat` does between turns.
-constexpr const char* kCloseTurn = "<|im_end|>";
 
 // Host buffers of the CLI, allocated before the run phase starts.
 struct RunBuffers {
@@ -27,7 +24,8 @@ struct RunBuffers {
   size_t prompt_capacity = 0;
   size_t text_capacity = 0;
   size_t text_bytes = 0;
-  bool error_reported = false;  // the CLI printed its own message for the failure
+  bool error_reported = false;          // the CLI printed its own message for the failure
+  staticlm_chat_format_info chat = {};  // --chat: the context's chat format
 };
 
 void CollectText(void* user, const char* text, size_t bytes) {
@@ -43,11 +41,18 @@ bool ContinuesSession(const Options& o) {
   return o.load_session != nullptr && (o.prompt == nullptr || o.prompt[0] == '\0');
 }
 
-// A --chat prompt after a loaded conversation: the next turn of it.
+// A --chat prompt after a loaded conversation: the next turn of it. It first closes the
+// assistant turn the session ended in (its end-of-turn token was sampled but not decoded), as
+// `staticlm chat` does between turns.
 staticlm_status ChatContinuation(staticlm_context* ctx, const char* prompt, RunBuffers* b,
                                  size_t* n) {
-  size_t prefix = std::strlen(kCloseTurn);
-  std::memcpy(b->prompt_text.get(), kCloseTurn, prefix);
+  size_t prefix = std::strlen(b->chat.end_of_turn);
+  if (prefix > b->prompt_capacity) {
+    std::fprintf(stderr, "staticlm: --max-prompt-bytes is too small for a chat turn\n");
+    b->error_reported = true;
+    return STATICLM_INVALID_ARGUMENT;
+  }
+  std::memcpy(b->prompt_text.get(), b->chat.end_of_turn, prefix);
   staticlm_chat_message message = {"user", prompt};
   size_t rendered = 0;
   staticlm_status s = staticlm_format_chat(ctx, &message, 1, 1, 1, b->prompt_text.get() + prefix,
@@ -160,6 +165,10 @@ int RunCommand(int argc, char** argv) {
   staticlm_context* ctx = CreateContextOrReport(o.model, o.limits);
   if (ctx == nullptr) return 1;
   RunBuffers b;
+  if (o.chat_template && !ChatFormatOrReport(ctx, o.chat_format, &b.chat)) {
+    staticlm_destroy(ctx);
+    return 1;
+  }
   b.prompt_capacity = static_cast<size_t>(o.limits.max_prompt_bytes);
   b.prompt_text.reset(new char[b.prompt_capacity]);
   b.prompt_tokens.reset(new int32_t[b.prompt_capacity + 1]);

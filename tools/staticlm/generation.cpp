@@ -31,6 +31,14 @@ staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits
   return ctx;
 }
 
+bool ChatFormatOrReport(staticlm_context* ctx, const char* forced,
+                        staticlm_chat_format_info* info) {
+  staticlm_status s = forced != nullptr ? staticlm_set_chat_format(ctx, forced) : STATICLM_OK;
+  if (s == STATICLM_OK) s = staticlm_chat_format(ctx, info);
+  if (s != STATICLM_OK) std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
+  return s == STATICLM_OK;
+}
+
 staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_prompt,
                          const staticlm_sampler& sampler, int32_t max_tokens, int32_t* generated,
                          TextOutput output, GenerationStats* stats, bool flush_text) {

@@ -23,6 +23,11 @@ TextOutput StdoutOutput();
 // returns null.
 staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits& limits);
 
+// Init, for --chat and chat: forces the chat format `forced` when not null (--chat-template),
+// then describes the context's format into `info`. On failure (an unknown name, or a model
+// without a usable template) prints one line `staticlm: …` and returns false.
+bool ChatFormatOrReport(staticlm_context* ctx, const char* forced, staticlm_chat_format_info* info);
+
 struct GenerationStats {
   size_t prompt_tokens = 0;
   size_t generated_tokens = 0;

@@ -1,0 +1,81 @@
+// Chat formats as data: one row per family of chat templates. A row says how a conversation
+// is laid out (turn markers, the assistant's role name, the generation prompt, where a system
+// message goes, the end-of-turn token) and how to recognise the family's Jinja templates
+// (tokenizer.chat_template). ChatTemplate (chat_template.h) formats with a row and the
+// parameters its recogniser extracted; adding a family is a row here and a recogniser.
+//
+//   chatml  <|im_start|>ROLE\nCONTENT<|im_end|>\n …, prompt <|im_start|>assistant\n
+//           (SmolLM2, Qwen). A system message is a turn of its own; some templates insert a
+//           default one when the conversation does not start with one (SmolLM2).
+//   gemma   <start_of_turn>ROLE\nCONTENT<end_of_turn>\n …, the assistant's role written
+//           "model", prompt <start_of_turn>model\n (Gemma 2 and 3). No system role: a leading
+//           system message's text and "\n\n" open the first user turn. Roles must alternate
+//           user, assistant, user, … (the template raises otherwise); content is trimmed as
+//           Jinja's `trim` does (Python's str.strip). The template starts with {{ bos_token }}.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "platform/status.h"
+
+namespace staticlm {
+
+enum class SystemMessageStyle : uint8_t {
+  kOwnTurn,          // a turn like any other
+  kFirstUserPrefix,  // its text and a separator open the first user turn
+};
+
+// What one template of a family fixes that the row does not. Init only; allocates.
+struct ChatParams {
+  bool starts_with_bos = false;  // the template opens with {{ bos_token }}
+  bool alternates = false;       // roles must alternate user, assistant, …
+  bool trims_content = false;    // each message's content is trimmed
+  // kOwnTurn: a system turn inserted when the conversation does not start with one.
+  bool inserts_default_system = false;
+  std::string default_system;
+  // kFirstUserPrefix: what follows the system text, before the first user message's text.
+  std::string system_separator;
+};
+
+struct ChatFormat {
+  const char* name;                 // what --chat-template and staticlm_set_chat_format take
+  std::string_view turn_start;      // before the role
+  std::string_view assistant_role;  // how the role "assistant" is written
+  std::string_view role_end;        // between the role and the content
+  // The text of the token closing a turn (generation stops there); a literal, so data() is
+  // NUL-terminated (staticlm_chat_format hands it out as a C string).
+  std::string_view end_of_turn;
+  std::string_view after_turn;         // the text the template puts after end_of_turn
+  std::string_view generation_prompt;  // opens the assistant's turn
+  SystemMessageStyle system;
+  // The family's reference template, used when a format is forced on a model.
+  bool starts_with_bos;
+  bool alternates;
+  bool trims_content;
+  std::string_view system_separator;
+  // general.architecture values whose instruct models use this format, ", "-separated: only to
+  // name the format when a file has no template (SmolLM2 is "llama", which has no one format).
+  const char* families;
+  // Recognises this family's Jinja templates and extracts their parameters; kUnsupported
+  // (with the reason) for any other template. Allocates.
+  Status (*match)(std::string_view jinja, ChatParams* params);
+};
+
+// The row named `name`, or nullptr.
+const ChatFormat* FindChatFormat(std::string_view name);
+
+// The row whose families include `architecture`, or nullptr.
+const ChatFormat* ChatFormatOfFamily(std::string_view architecture);
+
+// The names of every row, for messages: "chatml, gemma".
+const char* ChatFormatNames();
+
+// The parameters of `format`'s reference template (a forced format).
+ChatParams DefaultChatParams(const ChatFormat& format);
+
+// Tries every row's recogniser on `jinja`. kUnsupported when none recognises it.
+Status RecogniseChatTemplate(std::string_view jinja, const ChatFormat** format, ChatParams* params);
+
+}  // namespace staticlm
