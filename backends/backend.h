@@ -3,17 +3,10 @@
 
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm {
-
-// Host addresses of the four buffers a plan refers to. Borrowed: the caller owns the memory,
-// which must outlive the backend. The weights are read only.
-struct BufferBinding {
-  uint8_t* data[kBufferCount] = {nullptr, nullptr, nullptr, nullptr};
-  uint64_t bytes[kBufferCount] = {0, 0, 0, 0};
-};
 
 // How a backend should run, chosen by the user at init.
 struct BackendOptions {

@@ -1,6 +1,6 @@
 // Dequantizes one block of a weight row held in storage buffer WBUF into v[QK]. Included once
 // per buffer with WBUF, DEQ (the function name) and DEQ_U32 / DEQ_HALF (helper names) defined.
-// Block layouts are those of backends/dtype.h; the arithmetic is that of
+// Block layouts are those of contract/dtype.h; the arithmetic is that of
 // backends/cpu/dequantize.cpp so results match the reference kernels.
 
 // A 32-bit little-endian word at a byte offset that is a multiple of 2.

@@ -1,4 +1,4 @@
-// The cache policies of backends/kv_policy.h, line for line, for kv_store.comp,
+// The cache policies of contract/kv_policy.h, line for line, for kv_store.comp,
 // attention_split.comp and kv_quantize_q4.comp: which slot holds a position, and which
 // positions a query attends to; and each row's position and sequence. Every cache tensor holds
 // max_batch sequences (its dim 0 is max_batch · kv_heads), so sequence s's KV head g is head

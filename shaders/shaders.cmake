@@ -47,7 +47,7 @@ function(add_shader_variant name source)
   set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
 endfunction()
 
-# Weight types by their backends/dtype.h value.
+# Weight types by their contract/dtype.h value.
 set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q8_0=8 bf16=30)
 foreach(pair ${weight_types})
   string(REPLACE "=" ";" kv ${pair})

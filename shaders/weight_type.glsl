@@ -1,4 +1,4 @@
-// QK (elements per block) and BLOCK_BYTES for WTYPE (a backends/dtype.h DType value).
+// QK (elements per block) and BLOCK_BYTES for WTYPE (a contract/dtype.h DType value).
 #if WTYPE == 0
 #define QK 1
 #define BLOCK_BYTES 4u

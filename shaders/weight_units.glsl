@@ -1,11 +1,11 @@
 // A weight row read a unit at a time — one or two 32-element blocks, laid out as in
-// backends/dtype.h — with as few loads as possible: the unit is a struct of uvec4 members
+// contract/dtype.h — with as few loads as possible: the unit is a struct of uvec4 members
 // (plus a trailing word) that scalar block layout packs to exactly the blocks' bytes, so a
 // unit needs 2 to 8 loads where word-by-word reading needs 5 to 17. On lavapipe every storage
 // load is a loop over the SIMD lanes whatever its width, so fewer, wider loads are what make
 // the matmuls faster (README, Vulkan). The words are then dequantized block by block with
 // constant byte positions; the arithmetic is that of shaders/dequant.glsl.
-// Needs WTYPE (a backends/dtype.h value) and GL_EXT_scalar_block_layout. Defines WUnit,
+// Needs WTYPE (a contract/dtype.h value) and GL_EXT_scalar_block_layout. Defines WUnit,
 // UNIT_WORDS, UNIT_BLOCKS, unit_words() and unit_block().
 #if WTYPE == 3  // Q4_1: halves d and m, then 16 bytes of nibbles
 struct WUnit { uint head; uvec4 body; };

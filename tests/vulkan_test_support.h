@@ -11,7 +11,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/half.h"
-#include "backends/plan.h"
+#include "contract/plan.h"
 
 namespace staticlm::vktest {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "backends/cpu/reference_kernels.h"
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::cpu {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "backends/cpu/reference_kernels.h"
-#include "backends/plan_validation.h"
+#include "contract/plan_validation.h"
 
 namespace staticlm::cpu {
 namespace {

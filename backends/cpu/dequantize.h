@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 
 namespace staticlm::cpu {
 
@@ -11,7 +11,7 @@ namespace staticlm::cpu {
 constexpr int kMaxBlockElements = 256;
 
 // Decodes block `block_index` of a row of type `type` into `out` (block_elements values),
-// bit for bit what ggml and gguf-py decode (backends/dtype.h gives each layout).
+// bit for bit what ggml and gguf-py decode (contract/dtype.h gives each layout).
 void DequantizeBlock(DType type, const uint8_t* row, int64_t block_index, float* out);
 
 // Decodes the first `n` elements of a row into `out`; `n` must be a multiple of the block size.

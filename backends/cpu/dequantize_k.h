@@ -1,6 +1,6 @@
 // Decoding of the K-quant super-blocks (Q4_K, Q5_K, Q6_K: 256 elements each), split from
 // dequantize.cpp for length. The layouts and the exact order of the f32 operations are in
-// backends/dtype.h. Plain loops; the oracle for every faster K-quant kernel.
+// contract/dtype.h. Plain loops; the oracle for every faster K-quant kernel.
 #pragma once
 
 #include <cstdint>

@@ -26,12 +26,12 @@ AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const
 
 namespace detail {
 #if defined(__x86_64__)
-// backends/cpu/fast_attention_avx512.cpp
+// backends/cpu/arch/x86/fast_attention_avx512.cpp
 bool Avx512AttentionTakes(int64_t head_dim);
 void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
                      const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                      int64_t head_end);
-// backends/cpu/fast_attention_q4_avx512.cpp and _avx2.cpp: q4 caches only; AVX-512 takes
+// backends/cpu/arch/x86/fast_attention_q4_avx512.cpp and _avx2.cpp: q4 caches only; AVX-512 takes
 // Avx512AttentionTakes head sizes and serves KV-head groups, AVX2 multiples of 8.
 void AttentionQ4Avx512(const float* q, int64_t rows, int32_t first_position,
                        const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
@@ -41,11 +41,11 @@ void AttentionQ4Avx2(const float* q, int64_t rows, int32_t first_position,
                      int64_t head_end);
 #endif
 #if defined(__aarch64__)
-// backends/cpu/fast_attention_neon.cpp
+// backends/cpu/arch/arm/fast_attention_neon.cpp
 void AttentionNeon(const float* q, int64_t rows, int32_t first_position,
                    const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                    int64_t head_end);
-// backends/cpu/fast_attention_q4_neon.cpp: q4 caches only, head sizes of a multiple of 4.
+// backends/cpu/arch/arm/fast_attention_q4_neon.cpp: q4 caches only, head sizes of a multiple of 4.
 void AttentionQ4Neon(const float* q, int64_t rows, int32_t first_position,
                      const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                      int64_t head_end);

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::cpu::q4 {
 namespace {

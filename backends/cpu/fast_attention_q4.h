@@ -1,4 +1,4 @@
-// Attention over q4 caches (KIVI, backends/plan.h KvQuant::kQ4) for the SIMD kernels. One driver
+// Attention over q4 caches (KIVI, contract/plan.h KvQuant::kQ4) for the SIMD kernels. One driver
 // (fast_attention_q4.cpp) walks the positions a (row, KV-head group) attends in runs — the tokens
 // of one quantized key group, consecutive quantized value rows, or consecutive rows of the f32
 // rings — and hands each run to one ISA's primitives (fast_attention_q4_avx512.cpp,

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "backends/cpu/exp_avx2.h"
+#include "backends/cpu/arch/x86/exp_avx2.h"
 #include "backends/cpu/reference_kernels.h"
 
 #if defined(__x86_64__)

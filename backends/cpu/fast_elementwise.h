@@ -32,8 +32,8 @@ ElementwiseKernels SelectElementwise(const CpuFeatures& features, bool reference
 // tests; the caller checks the CPU.
 ElementwiseKernels Avx2Elementwise();
 
-// The NEON kernels (backends/cpu/fast_elementwise_neon.cpp), or null members when this build
-// has none (non-arm64). For tests; the caller checks the CPU.
+// The NEON kernels (backends/cpu/arch/arm/fast_elementwise_neon.cpp), or null members when this
+// build has none (non-arm64). For tests; the caller checks the CPU.
 ElementwiseKernels NeonElementwise();
 
 }  // namespace staticlm::cpu

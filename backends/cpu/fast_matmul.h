@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 #include "platform/cpu_features.h"
 
 namespace staticlm::cpu {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 
 namespace staticlm::cpu::detail {
 

@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 #include "platform/cpu_features.h"
 #include "platform/status.h"
 

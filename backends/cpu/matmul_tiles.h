@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 
 namespace staticlm::cpu::tiles {
 

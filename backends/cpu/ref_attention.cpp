@@ -1,6 +1,6 @@
 #include "backends/cpu/hadamard.h"
 #include "backends/cpu/reference_kernels.h"
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::cpu::ref {
 

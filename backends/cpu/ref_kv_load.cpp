@@ -3,7 +3,7 @@
 
 #include "backends/cpu/half.h"
 #include "backends/cpu/reference_kernels.h"
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::cpu::ref {
 namespace {

@@ -4,7 +4,7 @@
 #include "backends/cpu/hadamard.h"
 #include "backends/cpu/half.h"
 #include "backends/cpu/reference_kernels.h"
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::cpu::ref {
 namespace {

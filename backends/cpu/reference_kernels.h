@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "backends/dtype.h"
-#include "backends/plan.h"
+#include "contract/dtype.h"
+#include "contract/plan.h"
 
 namespace staticlm::cpu::ref {
 
@@ -34,7 +34,7 @@ void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32
                 float base);
 
 // One layer's cache as the kernels see it: the op's parameters (policy, quantization, slots,
-// heads; backends/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
+// heads; contract/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
 struct KvCacheView {
   OpParams params;
   DType type = DType::kF32;  // of k and v: F16 or F32 (no quantization), I8 (q8), KV_Q4 (q4)
@@ -47,7 +47,7 @@ struct KvCacheView {
 };
 
 // Writes k and v (rows, kv_heads · head_dim), the rows of positions first_position + r, into
-// one layer's cache at the slots its policy gives (backends/kv_policy.h). q8 stores each
+// one layer's cache at the slots its policy gives (contract/kv_policy.h). q8 stores each
 // (token, head) row Hadamard-rotated (backends/cpu/hadamard.h), with scale max|x| / 127. q4 writes
 // the full-precision rings, then quantizes every group this step completes: keys per channel,
 // values per token, 4 bits, asymmetric.

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/plan.h"
 #include "backends/vulkan/vk_pipelines.h"
 #include "backends/vulkan/vk_step.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm::vulkan {

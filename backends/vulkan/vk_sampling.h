@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/plan.h"
 #include "backends/vulkan/vk_api.h"
 #include "backends/vulkan/vk_device.h"
 #include "backends/vulkan/vk_memory.h"
 #include "backends/vulkan/vk_pipelines.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm::vulkan {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm::vulkan {
 

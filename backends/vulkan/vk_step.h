@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 
 namespace staticlm::vulkan {
 

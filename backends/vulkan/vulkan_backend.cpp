@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backends/plan_validation.h"
 #include "backends/vulkan/vk_recorder.h"
+#include "contract/plan_validation.h"
 #include "platform/clock.h"
 
 namespace staticlm::vulkan {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "backends/backend_registry.h"
-#include "backends/plan_validation.h"
+#include "contract/plan_validation.h"
 #include "platform/memory_lock.h"
 #include "runtime/model/model_hash.h"
 #include "runtime/plan/decoder_plan_builder.h"

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backends/backend.h"
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/aligned_buffer.h"
 #include "platform/atomic_file.h"
 #include "platform/status.h"

@@ -3,7 +3,7 @@
 // The file is untrusted. Parse() checks every length, count, type, shape, offset and
 // alignment before any of it is exposed, so after it succeeds every KeyValue and TensorInfo
 // points at bytes that exist, every tensor lies inside the data section without overlapping
-// another, and its type is one staticlm can run (backends/dtype.h). Errors are one line
+// another, and its type is one staticlm can run (contract/dtype.h). Errors are one line
 // saying what is wrong and where (byte offset, key or tensor name).
 //
 // Weights are used in place: TensorInfo::data points into the mapping (or the borrowed
@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 #include "platform/file_map.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf_types.h"

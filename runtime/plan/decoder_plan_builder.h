@@ -3,7 +3,7 @@
 // section, per-layer K/V caches, arena activations (placed by the memory planner), and io.
 #pragma once
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 #include "runtime/model/model_config.h"
 #include "runtime/plan/memory_planner.h"

@@ -11,7 +11,7 @@
 
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm {

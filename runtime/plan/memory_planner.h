@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm {

@@ -1,6 +1,6 @@
 #include "runtime/plan/plan_cost.h"
 
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 namespace staticlm {
 namespace {

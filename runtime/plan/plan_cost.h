@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 
 namespace staticlm {
 

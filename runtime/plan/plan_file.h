@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 #include "runtime/plan/memory_planner.h"
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "runtime/plan/memory_planner.h"
 
 namespace staticlm {

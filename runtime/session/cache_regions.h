@@ -2,7 +2,7 @@
 // snapshots and session files copy only those.
 //
 // Every cache tensor holds max_batch sequences, sequence s in the s-th of max_batch equal parts
-// (backends/plan.h). Under the static policy each blk.N.cache_k / cache_v is [max_batch ·
+// (contract/plan.h). Under the static policy each blk.N.cache_k / cache_v is [max_batch ·
 // kv_heads, capacity, head_dim] and position p lives in slot p of every head row, so a
 // conversation of p tokens is the first p slots of each of its sequence's head rows. Under any
 // other policy (a ring, sinks, quantized keys with scales beside them), or for a cache this
@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backends/plan.h"
+#include "contract/plan.h"
 #include "platform/status.h"
 
 namespace staticlm {

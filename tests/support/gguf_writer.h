@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 #include "platform/status.h"
 #include "runtime/gguf/gguf_types.h"
 

@@ -1,4 +1,4 @@
-// Encoding of float values into the tensor types of backends/dtype.h, and back, for tests
+// Encoding of float values into the tensor types of contract/dtype.h, and back, for tests
 // that build model files or check kernels. Written from the block layouts documented in
 // dtype.h; the quantizers follow ggml's reference rounding rules. Test-only: allocates.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 
 namespace staticlm::test {
 

@@ -1,12 +1,12 @@
 // The q4 attention primitives (fast_attention_q4.h) for AVX-512: heads of a multiple of 16 dims,
 // up to four query heads of a KV head per pass, so that each code row is unpacked once for all.
 #if defined(__x86_64__)
-#include "backends/cpu/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/avx512_intrinsics.h"
 
 #include <cmath>
 #include <cstdint>
 
-#include "backends/cpu/exp_avx2.h"
+#include "backends/cpu/arch/x86/exp_avx2.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_attention_q4.h"
 

@@ -2,7 +2,8 @@
 // tensor inside its buffer, every op with the arity and shapes its kernel expects. Init only.
 #pragma once
 
-#include "backends/backend.h"
+#include "contract/plan.h"
+#include "platform/status.h"
 
 namespace staticlm {
 

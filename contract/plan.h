@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/dtype.h"
+#include "contract/dtype.h"
 
 namespace staticlm {
 
@@ -22,6 +22,13 @@ enum class BufferId : uint8_t {
 constexpr int kBufferCount = 4;
 
 const char* BufferName(BufferId id);
+
+// Host addresses of the four buffers a plan refers to. Borrowed: the caller owns the memory,
+// which must outlive the backend. The weights are read only.
+struct BufferBinding {
+  uint8_t* data[kBufferCount] = {nullptr, nullptr, nullptr, nullptr};
+  uint64_t bytes[kBufferCount] = {0, 0, 0, 0};
+};
 
 // A tensor: `shape` is row-major with shape[0] outermost. Unused trailing dims are 1.
 // Weight matrices are [out_features, in_features]; activations are [rows, width].

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/arch/arm/exp_neon.h"
 #include "backends/cpu/attention_simd.h"
-#include "backends/cpu/exp_neon.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/hadamard.h"
 

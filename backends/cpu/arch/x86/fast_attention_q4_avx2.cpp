@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backends/cpu/exp_avx2.h"
+#include "backends/cpu/arch/x86/exp_avx2.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_attention_q4.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "backends/cpu/exp_neon.h"
+#include "backends/cpu/arch/arm/exp_neon.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_attention_q4.h"
 

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "backends/cpu/exp_neon.h"
+#include "backends/cpu/arch/arm/exp_neon.h"
 
 namespace staticlm::cpu {
 namespace {

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/cpu/arch/x86/exp_avx2.h"
 #include "backends/cpu/attention_simd.h"
-#include "backends/cpu/exp_avx2.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/hadamard.h"
-#include "backends/kv_policy.h"
+#include "contract/kv_policy.h"
 
 #if defined(__x86_64__)
-#include "backends/cpu/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/avx512_intrinsics.h"
 
 namespace staticlm::cpu::detail {
 namespace {

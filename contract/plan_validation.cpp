@@ -1,4 +1,4 @@
-#include "backends/plan_validation.h"
+#include "contract/plan_validation.h"
 
 namespace staticlm {
 namespace {

@@ -1,4 +1,4 @@
-#include "backends/plan.h"
+#include "contract/plan.h"
 
 namespace staticlm {
 

@@ -18,7 +18,7 @@
 
 #if defined(__x86_64__)
 
-#include "backends/cpu/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/avx512_intrinsics.h"
 
 #include <algorithm>
 #include <cfloat>
