@@ -19,6 +19,7 @@
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
+#include "tests/support/greedy_check.h"
 
 namespace {
 
@@ -53,39 +54,12 @@ TEST(Gemma3GoldenTest, GreedyContinuationsMatchTransformers) {
   ASSERT_EQ(staticlm_create(kModel, &limits, &raw, message, sizeof(message)), STATICLM_OK)
       << message;
   Context ctx(raw);
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
 #ifdef STATICLM_SANITIZE
   // The sanitizer build is there for memory errors: the two long prompts (which walk the rings
   // past the window) and one short one; the Release build compares all eight.
   cases = {cases[0], cases[6], cases[7]};
 #endif
-  int near_ties = 0;
-  for (const auto& c : cases) {
-    ASSERT_EQ(c.tokens.size(), c.gaps.size());
-    staticlm_reset(ctx.get());
-    ASSERT_EQ(staticlm_prefill(ctx.get(), c.prompt_ids.data(), c.prompt_ids.size()), STATICLM_OK)
-        << staticlm_last_error(ctx.get());
-    for (size_t i = 0; i < c.tokens.size(); ++i) {
-      int32_t token = -1;
-      ASSERT_EQ(staticlm_sample(ctx.get(), &greedy, &token), STATICLM_OK);
-      if (token != c.tokens[i]) {
-        ASSERT_LT(c.gaps[i], kLogitTolerance)
-            << c.name << " step " << i << ": ours " << token << ", transformers " << c.tokens[i]
-            << " with a top-2 gap of " << c.gaps[i];
-        std::printf("%s: near tie at step %zu (gap %.4f): ours %d, transformers %d\n",
-                    c.name.c_str(), i, c.gaps[i], token, c.tokens[i]);
-        ++near_ties;
-        break;
-      }
-      if (i + 1 < c.tokens.size()) {
-        ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
-      }
-    }
-    std::printf("%s: %zu prompt ids, continuation checked\n", c.name.c_str(), c.prompt_ids.size());
-  }
-  std::printf("%zu cases, %d stopped at a near tie\n", cases.size(), near_ties);
+  staticlm::test::CheckGreedyCases(ctx.get(), cases, kLogitTolerance);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
+#include "tests/support/greedy_check.h"
 
 namespace {
 
@@ -110,9 +111,7 @@ TEST(GoldenTest, LogitsMatchTransformersWithInt16Activations) {
   CheckLogits(STATICLM_KV_F16, 7, 0, 16);
 }
 
-// Greedy continuation: token for token. A divergence is accepted only where the reference's
-// top-2 gap is below the tolerance (a near tie that summation order may flip); comparison stops
-// there, since the two texts legitimately differ afterwards.
+// Greedy continuation: token for token, with the near-tie rule of tests/support/greedy_check.h.
 void CheckGreedy(int32_t activation_bits) {
   std::vector<staticlm::test::GreedyCase> cases;
   std::string error;
@@ -121,38 +120,12 @@ void CheckGreedy(int32_t activation_bits) {
   ASSERT_GE(cases.size(), 8u);
   Context ctx = Create(STATICLM_KV_F16, 64, 0, activation_bits);
   ASSERT_NE(ctx, nullptr);
-  staticlm_sampler greedy;
-  staticlm_sampler_default(&greedy);
-  greedy.temperature = 0.0f;
 #ifdef STATICLM_SANITIZE
   // The sanitizer build is there for memory errors: three 64-token continuations walk every
   // code path the ten do (≈ 5 minutes saved there); the Release build compares all ten.
   cases.resize(3);
 #endif
-  int near_ties = 0;
-  for (const auto& c : cases) {
-    ASSERT_EQ(c.tokens.size(), c.gaps.size());
-    staticlm_reset(ctx.get());
-    ASSERT_EQ(staticlm_prefill(ctx.get(), c.prompt_ids.data(), c.prompt_ids.size()), STATICLM_OK)
-        << staticlm_last_error(ctx.get());
-    for (size_t i = 0; i < c.tokens.size(); ++i) {
-      int32_t token = -1;
-      ASSERT_EQ(staticlm_sample(ctx.get(), &greedy, &token), STATICLM_OK);
-      if (token != c.tokens[i]) {
-        ASSERT_LT(c.gaps[i], kLogitTolerance)
-            << c.name << " step " << i << ": ours " << token << ", transformers " << c.tokens[i]
-            << " with a top-2 gap of " << c.gaps[i];
-        std::printf("%s: near tie at step %zu (gap %.4f): ours %d, transformers %d\n",
-                    c.name.c_str(), i, c.gaps[i], token, c.tokens[i]);
-        ++near_ties;
-        break;
-      }
-      if (i + 1 < c.tokens.size()) {
-        ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
-      }
-    }
-  }
-  std::printf("%zu cases, %d stopped at a near tie\n", cases.size(), near_ties);
+  staticlm::test::CheckGreedyCases(ctx.get(), cases, kLogitTolerance);
 }
 
 TEST(GoldenTest, GreedyContinuationsMatchTransformers) {

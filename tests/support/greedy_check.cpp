@@ -1,0 +1,53 @@
+#include "tests/support/greedy_check.h"
+
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+namespace staticlm::test {
+namespace {
+
+// Compares one case; *near_tie says whether it stopped at an accepted near tie.
+void CheckCase(staticlm_context* ctx, const staticlm_sampler& greedy, const GreedyCase& c,
+               float tolerance, bool* near_tie) {
+  ASSERT_EQ(c.tokens.size(), c.gaps.size());
+  staticlm_reset(ctx);
+  ASSERT_EQ(staticlm_prefill(ctx, c.prompt_ids.data(), c.prompt_ids.size()), STATICLM_OK)
+      << staticlm_last_error(ctx);
+  for (size_t i = 0; i < c.tokens.size(); ++i) {
+    int32_t token = -1;
+    ASSERT_EQ(staticlm_sample(ctx, &greedy, &token), STATICLM_OK);
+    if (token != c.tokens[i]) {
+      ASSERT_LT(c.gaps[i], tolerance)
+          << c.name << " step " << i << ": ours " << token << ", reference " << c.tokens[i]
+          << " with a top-2 gap of " << c.gaps[i];
+      std::printf("%s: near tie at step %zu (gap %.4f): ours %d, reference %d\n", c.name.c_str(), i,
+                  c.gaps[i], token, c.tokens[i]);
+      *near_tie = true;
+      return;
+    }
+    if (i + 1 < c.tokens.size()) {
+      ASSERT_EQ(staticlm_decode(ctx, token), STATICLM_OK);
+    }
+  }
+}
+
+}  // namespace
+
+void CheckGreedyCases(staticlm_context* ctx, const std::vector<GreedyCase>& cases,
+                      float tolerance) {
+  staticlm_sampler greedy;
+  staticlm_sampler_default(&greedy);
+  greedy.temperature = 0.0f;
+  int near_ties = 0;
+  for (const GreedyCase& c : cases) {
+    bool near_tie = false;
+    CheckCase(ctx, greedy, c, tolerance, &near_tie);
+    if (::testing::Test::HasFatalFailure()) return;
+    near_ties += near_tie ? 1 : 0;
+    std::printf("%s: %zu prompt ids, continuation checked\n", c.name.c_str(), c.prompt_ids.size());
+  }
+  std::printf("%zu cases, %d stopped at a near tie\n", cases.size(), near_ties);
+}
+
+}  // namespace staticlm::test
