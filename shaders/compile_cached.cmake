@@ -6,8 +6,8 @@
 #               [-DCACHE_DIR=<dir>] -P compile_cached.cmake
 # (arguments joined with '|' so they survive the command line). An empty CACHE_DIR compiles
 # directly. The cache is keyed by SHA-256 of the compiler binary, the command line (output path
-# excepted) and every source; a hit is copied, a miss compiled and then stored by rename, so
-# concurrent builds never read a half-written entry.
+# and checkout location excepted) and every source; a hit is copied, a miss compiled and then
+# stored by rename, so concurrent builds never read a half-written entry.
 cmake_minimum_required(VERSION 3.21)
 string(REPLACE "|" ";" cmd "${CMD}")
 string(REPLACE "|" ";" sources "${SOURCES}")
@@ -21,7 +21,10 @@ endif()
 
 list(GET cmd 0 compiler)
 file(SHA256 "${compiler}" key_material)
-string(APPEND key_material "${CMD}")
+# The command names the shaders by absolute path; the checkout's location is left out of the
+# key so that every clone and worktree of the machine shares the entries.
+string(REPLACE "${CMAKE_CURRENT_LIST_DIR}" "<shaders>" located_cmd "${CMD}")
+string(APPEND key_material "${located_cmd}")
 foreach(src ${sources})
   file(SHA256 "${src}" h)
   string(APPEND key_material "${h}")
