@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "backends/buffer_access.h"
+#include "backends/device_logits.h"
 #include "contract/plan.h"
 #include "platform/status.h"
 
@@ -34,20 +36,12 @@ struct BackendOptions {
   bool logits_on_request = false;
 };
 
-// A token choice a backend may make where the logits are (Backend::SampleOnDevice), with the
-// semantics of runtime/sampler for the same parameters and no repetition penalty, top-p or
-// min-p: greedy (the argmax, ties to the lowest id), or top-k with temperature (the k highest
-// logits, ties to the lower id, softmax of logit / temperature over them, the token whose
-// cumulative weight in descending order first exceeds uniform · total).
-struct DeviceSampling {
-  int32_t top_k = 0;         // 0: greedy; else 1 … Backend::max_device_top_k()
-  float temperature = 1.0f;  // top-k: finite, > 0
-  double uniform = 0.0;      // top-k: the caller's draw in [0, 1)
-};
-
-class Backend {
+// A backend is Prepare at init and Execute every step, plus two separate concerns, each its
+// own interface: host access to its buffers (BufferAccess: snapshots, session files) and the
+// logits where it computed them (DeviceLogits: fetched on request, sampled on the device).
+class Backend : public BufferAccess, public DeviceLogits {
  public:
-  virtual ~Backend() = default;
+  ~Backend() override = default;
   virtual const char* name() const = 0;
   // A one-line description of the choices Prepare made (kernels, threads), for reports.
   virtual const char* description() const = 0;
@@ -62,36 +56,6 @@ class Backend {
   // arena may live in the backend's own memory (a device); the host reaches the cache only
   // through ReadBuffer / WriteBuffer.
   virtual Status Execute(int plan_index, const StepParams& step) = 0;
-  // Run phase: copy `bytes` at `offset` of buffer `id` (kKvCache or kIo) to or from host
-  // memory, e.g. to snapshot or restore the cache. Bounds are checked; no allocation.
-  virtual Status ReadBuffer(BufferId id, uint64_t offset, uint64_t bytes, void* dst) = 0;
-  virtual Status WriteBuffer(BufferId id, uint64_t offset, uint64_t bytes, const void* src) = 0;
-  // Run phase: copy `bytes` within buffer `id` from `src_offset` to `dst_offset` (the regions
-  // do not overlap), without passing through the host.
-  virtual Status CopyWithinBuffer(BufferId id, uint64_t src_offset, uint64_t dst_offset,
-                                  uint64_t bytes) = 0;
-  // Run phase: true when the last Execute left its logits only in the backend's memory (see
-  // BackendOptions::logits_on_request); the host io buffer's logits are stale until
-  // FetchLogits.
-  virtual bool logits_stay_on_device() const { return false; }
-  // Run phase: copies rows [first_row, first_row + n_rows) of plan `plan_index`'s logits, as
-  // its last Execute wrote them, to the host io buffer, where Execute would have put them.
-  // Bounds are checked; no allocation. A backend whose logits are already there does nothing.
-  virtual Status FetchLogits(int plan_index, int32_t first_row, int32_t n_rows) {
-    (void)plan_index, (void)first_row, (void)n_rows;
-    return Status::Ok();
-  }
-  // Run phase: the largest top_k SampleOnDevice takes; 0 when the backend does not sample.
-  virtual int32_t max_device_top_k() const { return 0; }
-  // Run phase: chooses a token from row `row` of the logits plan `plan_index` wrote in the last
-  // Execute, where they are, and writes only its id to *token. Never allocates. Fails as the
-  // host sampler does for NaN/+inf logits or all -inf (kInvalidArgument, same messages);
-  // kUnsupported when the backend cannot (the default).
-  virtual Status SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
-                                int32_t* token) {
-    (void)plan_index, (void)row, (void)sampling, (void)token;
-    return Status::Error(StatusCode::kUnsupported, "this backend does not sample on its device");
-  }
   // What Prepare wants the user told (e.g. whether a pipeline cache was loaded); "" if nothing.
   virtual const char* prepare_note() const { return ""; }
   // Seconds spent waiting on other threads since the last reset; 0 for single-threaded ones.

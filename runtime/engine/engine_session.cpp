@@ -1,11 +1,9 @@
 // Engine: snapshots (copies of the conversation in slots sized at init) and session files (the
 // same on disk). Everything here is run phase: it never allocates; the session calls do file
-// I/O through the staging buffer and the caller's path.
+// I/O through the staging buffer and the caller's path. InitSessionStore alone is init.
 #include <cstring>
 
 #include "runtime/engine/engine.h"
-#include "runtime/model/model_hash.h"
-#include "runtime/plan/plan_hash.h"
 
 namespace staticlm {
 namespace {
@@ -14,12 +12,8 @@ Status NotAllocated() {
   return Status::Error(StatusCode::kInvalidState, "not allocated");
 }
 
-Status NoSuchSequence() {
-  return Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1");
-}
-
 // Copies the cache regions of a sequence's conversation at `position` into packed host memory.
-Status ReadKv(Backend* backend, const CacheRegions& layout, int64_t position, int32_t sequence,
+Status ReadKv(BufferAccess* backend, const CacheRegions& layout, int64_t position, int32_t sequence,
               uint8_t* dst) {
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
     KvRegion r = layout.Region(i, position, sequence);
@@ -29,8 +23,8 @@ Status ReadKv(Backend* backend, const CacheRegions& layout, int64_t position, in
   return Status::Ok();
 }
 
-Status WriteKv(Backend* backend, const CacheRegions& layout, int64_t position, int32_t sequence,
-               const uint8_t* src) {
+Status WriteKv(BufferAccess* backend, const CacheRegions& layout, int64_t position,
+               int32_t sequence, const uint8_t* src) {
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
     KvRegion r = layout.Region(i, position, sequence);
     STATICLM_RETURN_IF_ERROR(backend->WriteBuffer(BufferId::kKvCache, r.offset, r.bytes, src));
@@ -46,41 +40,33 @@ size_t Smaller(uint64_t a, size_t b) {
 }  // namespace
 
 Status Engine::InitSessionStore() {
-  const bool static_policy = limits_.window == 0 && limits_.sinks == 0;
-  STATICLM_RETURN_IF_ERROR(
-      session_.cache_regions.Init(plans_[n_plans_ - 1], memory_.kv_cache_bytes, static_policy));
-  uint64_t hash = HashPlan(plans_[0]);
-  for (int i = 1; i < n_plans_; ++i) hash = HashPlan(plans_[i], hash);
-  session_.plan_hash = hash;
-  STATICLM_RETURN_IF_ERROR(session_.snapshots.Allocate(limits_.max_snapshots, SequenceKvBytes(),
-                                                       limits_.max_context, config_.vocab_size));
+  const EngineLimits& limits = program_.limits();
+  const bool static_policy = limits.window == 0 && limits.sinks == 0;
+  STATICLM_RETURN_IF_ERROR(session_.cache_regions.Init(program_.plan(program_.n_plans() - 1),
+                                                       memory_.kv_cache_bytes, static_policy));
+  session_.plan_hash = program_.PlansHash();
+  STATICLM_RETURN_IF_ERROR(session_.snapshots.Allocate(limits.max_snapshots, SequenceKvBytes(),
+                                                       limits.max_context, config().vocab_size));
   return session_.staging.Allocate(SessionStore::kStagingBytes, 64, "the session staging buffer");
 }
 
-uint64_t Engine::ModelFingerprint() {
-  if (!session_.have_fingerprint) {
-    session_.model_fingerprint = FingerprintBytes(file_.file_data(), file_.file_bytes());
-    session_.have_fingerprint = true;
-  }
-  return session_.model_fingerprint;
-}
-
 Status Engine::SaveSnapshot(int32_t slot, int32_t sequence) {
-  if (backend_ == nullptr) return NotAllocated();
+  if (!allocated()) return NotAllocated();
   if (!ValidSequence(sequence)) return NoSuchSequence();
   STATICLM_RETURN_IF_ERROR(FetchHostLogits(sequence));
-  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  const Sequence& q = sequences_.at(sequence);
   Snapshot* s = session_.snapshots.slot(slot);
   if (s == nullptr) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "snapshot slot out of range (max_snapshots)");
   }
   s->used = false;
-  STATICLM_RETURN_IF_ERROR(
-      ReadKv(backend_.get(), session_.cache_regions, q.position, sequence, s->kv));
-  std::memcpy(s->history, HistoryOf(sequence), sizeof(int32_t) * size_t(limits_.max_context));
+  STATICLM_RETURN_IF_ERROR(ReadKv(backend(), session_.cache_regions, q.position, sequence, s->kv));
+  std::memcpy(s->history, sequences_.ring(sequence),
+              sizeof(int32_t) * size_t(program_.limits().max_context));
   if (q.have_logits) {
-    std::memcpy(s->logits, MutableLogits(sequence), sizeof(float) * size_t(config_.vocab_size));
+    std::memcpy(s->logits, sequences_.logits(sequence),
+                sizeof(float) * size_t(config().vocab_size));
   }
   s->position = q.position;
   s->have_logits = q.have_logits;
@@ -90,23 +76,25 @@ Status Engine::SaveSnapshot(int32_t slot, int32_t sequence) {
 }
 
 Status Engine::RestoreSnapshot(int32_t slot, int32_t sequence) {
-  if (backend_ == nullptr) return NotAllocated();
+  if (!allocated()) return NotAllocated();
   if (!ValidSequence(sequence)) return NoSuchSequence();
-  Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  Sequence& q = sequences_.at(sequence);
   Snapshot* s = session_.snapshots.slot(slot);
   if (s == nullptr) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "snapshot slot out of range (max_snapshots)");
   }
   if (!s->used) return Status::Error(StatusCode::kInvalidState, "snapshot slot is empty");
-  Status written = WriteKv(backend_.get(), session_.cache_regions, s->position, sequence, s->kv);
+  Status written = WriteKv(backend(), session_.cache_regions, s->position, sequence, s->kv);
   if (!written.ok()) {
     (void)ResetSequence(sequence);  // part of its cache may be overwritten: it is gone
     return written;
   }
-  std::memcpy(HistoryOf(sequence), s->history, sizeof(int32_t) * size_t(limits_.max_context));
+  std::memcpy(sequences_.ring(sequence), s->history,
+              sizeof(int32_t) * size_t(program_.limits().max_context));
   if (s->have_logits) {
-    std::memcpy(MutableLogits(sequence), s->logits, sizeof(float) * size_t(config_.vocab_size));
+    std::memcpy(sequences_.logits(sequence), s->logits,
+                sizeof(float) * size_t(config().vocab_size));
   }
   q.position = s->position;
   q.have_logits = s->have_logits;
@@ -117,15 +105,16 @@ Status Engine::RestoreSnapshot(int32_t slot, int32_t sequence) {
 }
 
 Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum, int32_t sequence) {
-  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  const Sequence& q = sequences_.at(sequence);
   auto put = [&](const void* data, size_t bytes) {
     checksum->Add(data, bytes);
     return file->Write(data, bytes);
   };
-  STATICLM_RETURN_IF_ERROR(put(HistoryOf(sequence), sizeof(int32_t) * size_t(limits_.max_context)));
+  STATICLM_RETURN_IF_ERROR(
+      put(sequences_.ring(sequence), sizeof(int32_t) * size_t(program_.limits().max_context)));
   if (q.have_logits) {
     STATICLM_RETURN_IF_ERROR(
-        put(MutableLogits(sequence), sizeof(float) * size_t(config_.vocab_size)));
+        put(sequences_.logits(sequence), sizeof(float) * size_t(config().vocab_size)));
   }
   uint8_t* staging = session_.staging.data();
   const size_t capacity = session_.staging.size();
@@ -135,7 +124,7 @@ Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum, i
     for (uint64_t done = 0; done < r.bytes;) {
       size_t n = Smaller(r.bytes - done, capacity);
       STATICLM_RETURN_IF_ERROR(
-          backend_->ReadBuffer(BufferId::kKvCache, r.offset + done, n, staging));
+          backend()->ReadBuffer(BufferId::kKvCache, r.offset + done, n, staging));
       STATICLM_RETURN_IF_ERROR(put(staging, n));
       done += n;
     }
@@ -144,27 +133,28 @@ Status Engine::WriteSessionPayload(AtomicFile* file, StreamChecksum* checksum, i
 }
 
 Status Engine::SaveSession(const char* path, int32_t sequence) {
-  if (backend_ == nullptr) return NotAllocated();
+  if (!allocated()) return NotAllocated();
   if (path == nullptr) return Status::Error(StatusCode::kInvalidArgument, "path is NULL");
   if (!ValidSequence(sequence)) return NoSuchSequence();
   STATICLM_RETURN_IF_ERROR(FetchHostLogits(sequence));
-  const Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  const Sequence& q = sequences_.at(sequence);
   SessionHeader h;
-  h.model_fingerprint = ModelFingerprint();
+  h.model_fingerprint = model_.Fingerprint();
   h.plan_hash = session_.plan_hash;
-  h.window = limits_.window;
-  h.sinks = limits_.sinks;
-  h.kv_dtype = static_cast<uint32_t>(plans_[0].limits.kv_dtype);
-  h.max_context = limits_.max_context;
-  h.vocab_size = config_.vocab_size;
+  h.window = program_.limits().window;
+  h.sinks = program_.limits().sinks;
+  h.kv_dtype = static_cast<uint32_t>(program_.plan(0).limits.kv_dtype);
+  h.max_context = program_.limits().max_context;
+  h.vocab_size = config().vocab_size;
   h.position = q.position;
   h.have_logits = q.have_logits;
   h.kv_prefix = session_.cache_regions.prefix();
   h.kv_bytes = session_.cache_regions.StoredBytes(q.position);
   q.rng.GetState(h.rng_state);
   h.n_pending = static_cast<uint32_t>(q.detokenizer.CopyPending(h.pending));
-  h.payload_bytes = sizeof(int32_t) * uint64_t(limits_.max_context) +
-                    (q.have_logits ? sizeof(float) * uint64_t(config_.vocab_size) : 0) + h.kv_bytes;
+  h.payload_bytes = sizeof(int32_t) * uint64_t(program_.limits().max_context) +
+                    (q.have_logits ? sizeof(float) * uint64_t(config().vocab_size) : 0) +
+                    h.kv_bytes;
 
   AtomicFile file;
   STATICLM_RETURN_IF_ERROR(file.Open(path));
@@ -181,30 +171,31 @@ Status Engine::SaveSession(const char* path, int32_t sequence) {
 // What the header must say for this context to take the session. The model fingerprint is
 // checked by the caller, first.
 Status Engine::CheckSessionHeader(const SessionHeader& h) const {
-  if (h.window != limits_.window || h.sinks != limits_.sinks ||
-      h.kv_dtype != static_cast<uint32_t>(plans_[0].limits.kv_dtype)) {
+  if (h.window != program_.limits().window || h.sinks != program_.limits().sinks ||
+      h.kv_dtype != static_cast<uint32_t>(program_.plan(0).limits.kv_dtype)) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "it was made for another cache policy (window %d, sinks %d, kv %s; "
                          "this context: window %d, sinks %d, kv %s)",
                          h.window, h.sinks, DTypeName(static_cast<DType>(h.kv_dtype)),
-                         limits_.window, limits_.sinks, DTypeName(plans_[0].limits.kv_dtype));
+                         program_.limits().window, program_.limits().sinks,
+                         DTypeName(program_.plan(0).limits.kv_dtype));
   }
   if (h.plan_hash != session_.plan_hash) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "it was made for another plan (context %d, this context %d; or the "
                          "prefill chunk or fusions differ)",
-                         h.max_context, limits_.max_context);
+                         h.max_context, program_.limits().max_context);
   }
-  if (h.max_context != limits_.max_context || h.vocab_size != config_.vocab_size ||
+  if (h.max_context != program_.limits().max_context || h.vocab_size != config().vocab_size ||
       h.kv_prefix != session_.cache_regions.prefix()) {
     return Status::Error(StatusCode::kFormatError, "its sizes do not match its plan");
   }
   if (h.position < 0 || (h.kv_prefix && h.position > session_.cache_regions.capacity()) ||
-      (h.window == 0 && h.position > limits_.max_context)) {
+      (h.window == 0 && h.position > program_.limits().max_context)) {
     return Status::Error(StatusCode::kFormatError, "its position %d is out of range", h.position);
   }
-  uint64_t expected = sizeof(int32_t) * uint64_t(limits_.max_context) +
-                      (h.have_logits ? sizeof(float) * uint64_t(config_.vocab_size) : 0) +
+  uint64_t expected = sizeof(int32_t) * uint64_t(program_.limits().max_context) +
+                      (h.have_logits ? sizeof(float) * uint64_t(config().vocab_size) : 0) +
                       session_.cache_regions.StoredBytes(h.position);
   if (h.kv_bytes != session_.cache_regions.StoredBytes(h.position) || h.payload_bytes != expected) {
     return Status::Error(StatusCode::kFormatError, "its payload size is inconsistent");
@@ -234,9 +225,10 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
     }
     return Status::Ok();
   };
-  const int32_t vocab = config_.vocab_size;
-  STATICLM_RETURN_IF_ERROR(
-      stream(sizeof(int32_t) * uint64_t(limits_.max_context), [&](uint64_t at, size_t n) -> Status {
+  const int32_t vocab = config().vocab_size;
+  STATICLM_RETURN_IF_ERROR(stream(
+      sizeof(int32_t) * uint64_t(program_.limits().max_context),
+      [&](uint64_t at, size_t n) -> Status {
         for (size_t i = 0; i < n; i += sizeof(int32_t)) {
           int32_t token = 0;
           std::memcpy(&token, staging + i, sizeof(token));
@@ -244,14 +236,15 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
             return Status::Error(StatusCode::kFormatError, "its history holds token %d", token);
           }
         }
-        if (apply) std::memcpy(reinterpret_cast<uint8_t*>(HistoryOf(sequence)) + at, staging, n);
+        if (apply)
+          std::memcpy(reinterpret_cast<uint8_t*>(sequences_.ring(sequence)) + at, staging, n);
         return Status::Ok();
       }));
   if (h.have_logits) {
     STATICLM_RETURN_IF_ERROR(
         stream(sizeof(float) * uint64_t(vocab), [&](uint64_t at, size_t n) -> Status {
           if (apply) {
-            std::memcpy(reinterpret_cast<uint8_t*>(MutableLogits(sequence)) + at, staging, n);
+            std::memcpy(reinterpret_cast<uint8_t*>(sequences_.logits(sequence)) + at, staging, n);
           }
           return Status::Ok();
         }));
@@ -261,17 +254,17 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
     KvRegion r = layout.Region(i, h.position, sequence);
     STATICLM_RETURN_IF_ERROR(stream(r.bytes, [&](uint64_t at, size_t n) -> Status {
       if (!apply) return Status::Ok();
-      return backend_->WriteBuffer(BufferId::kKvCache, r.offset + at, n, staging);
+      return backend()->WriteBuffer(BufferId::kKvCache, r.offset + at, n, staging);
     }));
   }
   return Status::Ok();
 }
 
 Status Engine::LoadSession(const char* path, int32_t sequence) {
-  if (backend_ == nullptr) return NotAllocated();
+  if (!allocated()) return NotAllocated();
   if (path == nullptr) return Status::Error(StatusCode::kInvalidArgument, "path is NULL");
   if (!ValidSequence(sequence)) return NoSuchSequence();
-  Sequence& q = sequences_[static_cast<size_t>(sequence)];
+  Sequence& q = sequences_.at(sequence);
   SessionReader reader;
   STATICLM_RETURN_IF_ERROR(reader.Open(path));
   if (reader.size() < kSessionHeaderBytes) {
@@ -283,11 +276,11 @@ Status Engine::LoadSession(const char* path, int32_t sequence) {
   STATICLM_RETURN_IF_ERROR(reader.Read(raw, sizeof(raw)));
   SessionHeader h;
   Status s = DecodeSessionHeader(raw, &h);
-  if (s.ok() && h.model_fingerprint != ModelFingerprint()) {
+  if (s.ok() && h.model_fingerprint != model_.Fingerprint()) {
     s = Status::Error(StatusCode::kInvalidArgument,
                       "it was made for another model (fingerprint %016llx, this model %016llx)",
                       static_cast<unsigned long long>(h.model_fingerprint),
-                      static_cast<unsigned long long>(ModelFingerprint()));
+                      static_cast<unsigned long long>(model_.Fingerprint()));
   }
   if (s.ok()) s = CheckSessionHeader(h);
   if (s.ok() && reader.size() != kSessionHeaderBytes + h.payload_bytes) {

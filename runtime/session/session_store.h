@@ -26,11 +26,7 @@ struct SessionStore {
   CacheRegions cache_regions;
   SnapshotSlots snapshots;
   AlignedBuffer staging;
-  uint64_t plan_hash = 0;  // of every plan, in order
-  // The model file's fingerprint, computed on first use (it reads the whole file) or taken
-  // from a loaded plan file, which already computed it.
-  uint64_t model_fingerprint = 0;
-  bool have_fingerprint = false;
+  uint64_t plan_hash = 0;  // of every plan, in order (the model's fingerprint: Model)
 };
 
 }  // namespace staticlm

@@ -1,0 +1,47 @@
+// EngineLimits: what the caller chooses at init — the sizes every buffer is planned for, the
+// backend and its options, the cache policy. Read by Model::Load (max_prompt_bytes), Program
+// (the rest) and the Engine (max_snapshots).
+#pragma once
+
+#include <cstdint>
+
+#include "contract/dtype.h"
+
+namespace staticlm {
+
+struct EngineLimits {
+  int32_t max_context = 2048;
+  int32_t max_batch = 1;
+  int32_t prefill_chunk = 64;
+  int32_t max_prompt_bytes = 16384;
+  DType kv_dtype = DType::kF16;
+  int32_t threads = 1;
+  bool reference_kernels = false;
+  bool busy_wait = false;
+  bool pin_threads = false;
+  // A plan file to load instead of building plans; its limits replace max_context,
+  // max_batch, prefill_chunk and kv_dtype above. Borrowed for the Load call.
+  const char* plan_path = nullptr;
+  // Fusion passes not to apply (runtime/plan/fusion_passes.h); the rest are applied.
+  uint32_t disabled_fusions = 0;
+  // The backend by name: "cpu", "vulkan" or "auto" (vulkan if it prepares, else cpu).
+  char backend[16] = "cpu";
+  int32_t device = 0;  // Vulkan device index
+  // Pre-fault and mlock the weights, cache, arena and io at init (a note says when the system
+  // does not allow locking).
+  bool lock_memory = false;
+  // Cache policy (0, 0: static). See include/staticlm/staticlm.h.
+  int32_t window = 0;  // −1: from the model's metadata
+  int32_t sinks = 0;
+  int32_t global_every = 0;
+  // Snapshot slots (SaveSnapshot / RestoreSnapshot), each as large as the KV cache plus the
+  // history and logits, allocated at init. 0: none.
+  int32_t max_snapshots = 0;
+  // Vulkan: a pipeline cache file, loaded at init when valid and written after; nullptr:
+  // "<plan_path>.vkcache" when plan_path is set, else none. Borrowed for the Init call.
+  const char* pipeline_cache_path = nullptr;
+  // CPU: 0 (f32 activations), 16 or 8 (BackendOptions::quantized_activations).
+  int32_t activation_bits = 0;
+};
+
+}  // namespace staticlm
