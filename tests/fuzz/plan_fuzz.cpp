@@ -8,6 +8,7 @@
 // Input: byte 0 holds repair bits (fuzz_inputs.h): with kRepairChecksums the header's payload
 // size and checksum are fixed before parsing, so mutations reach the records behind them. The
 // rest is the file. Seeds: plan files of the tiny model (make_fuzz_seeds) and their prefixes.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -67,14 +68,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] & fuzz::kRepairChecksums) fuzz::RepairPlanFile(&file);
   auto contents = std::make_unique<PlanFileContents>();
   if (!ParsePlanFile(file.data(), file.size(), contents.get()).ok()) return 0;
-  // Both plans share the buffers (decode and prefill), sized for the larger of each.
+  // Both plans share the buffers (decode and prefill), sized for the larger of each. The
+  // weights are the model's data section, which the plan does not size: as far as its
+  // weight tensors reach.
   BufferBinding sizes;
   uint64_t total = 0;
+  for (int i = 0; i < contents->n_plans; ++i) {
+    for (const TensorRegion& t : contents->plans[i].tensors) {
+      if (t.buffer != BufferId::kWeights || !TensorShapeInRange(t) || t.offset > kMaxRunBytes) {
+        continue;
+      }
+      uint64_t& weights = sizes.bytes[static_cast<int>(BufferId::kWeights)];
+      weights = std::max(weights, t.offset + t.bytes());
+    }
+  }
   for (int b = 0; b < kBufferCount; ++b) {
     for (int i = 0; i < contents->n_plans; ++i) {
       sizes.bytes[b] = std::max(sizes.bytes[b], contents->plans[i].buffer_bytes[b]);
     }
     total += sizes.bytes[b] < kMaxRunBytes ? sizes.bytes[b] : kMaxRunBytes;
+    // Validation only checks that a buffer is bound; RunPlans binds real memory.
+    alignas(64) static uint8_t unread;
+    sizes.data[b] = &unread;
   }
   for (int i = 0; i < contents->n_plans; ++i) {
     if (!ValidatePlan(contents->plans[i], sizes).ok()) return 0;
