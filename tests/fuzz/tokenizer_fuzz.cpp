@@ -8,8 +8,9 @@
 // Input: byte 0 picks the kind (bits 0-1), decoding (bit 2) and parse_special (bit 3); the
 // rest is the text to encode, or little-endian int32 token ids to decode (any value, so ids
 // out of range too). Checked beyond "no crash": valid UTF-8 encodes (invalid UTF-8 is
-// refused), ids are in range, decoding what was encoded gives the text back (less what the
-// vocabulary cannot spell), and the detokenizer's output is always valid UTF-8.
+// refused), at most one id per byte (plus BOS and a space prefix), ids are in range, decoding what
+// was encoded gives the text back (less what the vocabulary cannot spell), and the detokenizer's
+// output is always valid UTF-8.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -132,7 +133,9 @@ void FuzzEncode(int kind, bool parse_special, std::string_view text) {
   const bool valid = text::IsValidUtf8(text, nullptr);
   if (s.ok() != valid) Fail(valid ? "valid UTF-8 was refused" : "invalid UTF-8 was accepted");
   if (!s.ok()) return;
-  if (n > ids.size()) Fail("Encode wrote past its capacity");
+  // Callers size their id buffers by this bound (tokenizer.h): one id per byte, plus BOS,
+  // plus a SentencePiece space prefix.
+  if (n > text.size() + 2) Fail("Encode wrote more ids than its documented bound");
   for (size_t i = 0; i < n; ++i) {
     if (ids[i] < 0 || ids[i] >= tokenizer.vocab_size()) Fail("Encode wrote an id out of range");
   }
