@@ -8,9 +8,9 @@
 // Input: byte 0 picks the kind (bits 0-1), decoding (bit 2) and parse_special (bit 3); the
 // rest is the text to encode, or little-endian int32 token ids to decode (any value, so ids
 // out of range too). Checked beyond "no crash": valid UTF-8 encodes (invalid UTF-8 is
-// refused), at most one id per byte (plus BOS and a space prefix), ids are in range, decoding what
-// was encoded gives the text back (less what the vocabulary cannot spell), and the detokenizer's
-// output is always valid UTF-8.
+// refused), at most one id per byte (plus BOS and a space prefix), ids are in range, the
+// tokens' bytes give the text back (less bytes the vocabulary has no token for), and the
+// detokenizer's output is always valid UTF-8.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
