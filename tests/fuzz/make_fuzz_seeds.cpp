@@ -1,0 +1,129 @@
+// Writes the seed corpora of the fuzz targets into DIR/<target>/ (scripts/fuzz --seeds DIR;
+// the committed tests/fuzz/corpus/ was made this way): small real files of each format, made by
+// staticlm itself or by the test-support builders, each beside a prefix of itself.
+//   make_fuzz_seeds DIR
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "staticlm/staticlm.h"
+#include "tests/fuzz/fuzz_inputs.h"
+#include "tests/support/gguf_samples.h"
+#include "tests/support/gguf_writer.h"
+#include "tests/support/spm_toy_vocab.h"
+
+namespace {
+
+using namespace staticlm;
+using Bytes = std::vector<uint8_t>;
+
+std::string g_dir;
+
+// Writes `bytes` after the fuzz input's leading byte `lead` (when given), and its first half.
+void Seed(const std::string& target, const std::string& name, const Bytes& bytes, int lead = -1) {
+  Bytes input;
+  if (lead >= 0) input.push_back(static_cast<uint8_t>(lead));
+  input.insert(input.end(), bytes.begin(), bytes.end());
+  const std::string dir = g_dir + "/" + target;
+  (void)std::system(("mkdir -p '" + dir + "'").c_str());
+  fuzz::WriteFileBytes(dir + "/" + name, input.data(), input.size());
+  const size_t half = input.size() / 2;
+  if (half > 0) fuzz::WriteFileBytes(dir + "/" + name + ".prefix", input.data(), half);
+}
+
+Bytes Text(std::string_view s) {
+  return Bytes(s.begin(), s.end());
+}
+
+void GgufSeeds() {
+  Seed("gguf_fuzz", "sample", test::SampleGguf());
+  test::TinyLlamaOptions tiny;
+  tiny.block_count = 1;
+  tiny.embedding_length = 32;
+  tiny.head_count = 2;
+  tiny.head_count_kv = 1;
+  tiny.feed_forward_length = 32;
+  tiny.weight_type = DType::kQ4_0;
+  tiny.embedding_type = DType::kQ4_0;
+  test::GgufWriter llama;
+  fuzz::Require(test::BuildTinyLlama(tiny, &llama).ok() ? STATICLM_OK : STATICLM_FORMAT_ERROR,
+                "BuildTinyLlama");
+  Seed("gguf_fuzz", "tiny_llama_q4_0", llama.Serialize());
+  test::GgufWriter spm;
+  test::SpmToyVocab().AddToGguf(&spm, "gemma3");
+  Seed("gguf_fuzz", "spm_toy_vocab", spm.Serialize());
+}
+
+void TokenizerSeeds() {
+  const std::string_view texts[] = {
+      "Hello, world! It's 2024: 12345 apples.",
+      "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n",
+      "<start_of_turn>user\n  Bonjour,   ça va ?\t<end_of_turn>\n<bos>",
+      "Grüße — 日本語のテキスト 🙂 ▁▁x  \r\n\n\n   spaces",
+      "abc ab  ca <x> [u] a",
+  };
+  int i = 0;
+  for (std::string_view t : texts) {
+    for (int kind = 0; kind < 4; ++kind) {
+      const int lead = kind | (i % 2 == 0 ? 8 : 0);  // parse_special on every other text
+      Seed("tokenizer_fuzz", "encode_" + std::to_string(kind) + "_" + std::to_string(i), Text(t),
+           lead);
+    }
+    ++i;
+  }
+  // Decoding: ids that split multi-byte characters, and ids out of range.
+  Bytes ids;
+  for (uint32_t id : {0u, 1u, 2u, 200u, 255u, 256u, 4000u, 0xffffffffu, 0x7fffffffu, 17u}) {
+    for (int b = 0; b < 4; ++b) ids.push_back(static_cast<uint8_t>(id >> (8 * b)));
+  }
+  for (int kind = 0; kind < 4; ++kind) {
+    Seed("tokenizer_fuzz", "decode_" + std::to_string(kind), ids, kind | 4);
+  }
+}
+
+void ChatTemplateSeeds() {
+  Seed("chat_template_fuzz", "smollm2", Text(test::SmolLM2ChatTemplate()));
+  // Gemma 3's template as transformers renders it (tests/reference/chat_templates/).
+  Seed("chat_template_fuzz", "gemma3",
+       fuzz::ReadFileBytes(STATICLM_SOURCE_DIR "/tests/reference/chat_templates/gemma3.jinja"));
+}
+
+void PlanAndSessionSeeds() {
+  const std::string model = fuzz::ScratchPath("seed-model.gguf");
+  fuzz::WriteFuzzModel(model);
+  const std::string scratch = fuzz::ScratchPath("seed-file");
+  for (int kind = 0; kind < fuzz::kSessionContextKinds; ++kind) {
+    staticlm_limits limits = fuzz::SessionLimits(kind);
+    char error[256] = {0};
+    fuzz::Require(staticlm_save_plan(model.c_str(), &limits, scratch.c_str(), error, sizeof(error)),
+                  error);
+    Seed("plan_fuzz", "tiny_" + std::to_string(kind), fuzz::ReadFileBytes(scratch), 0);
+    staticlm_context* context = nullptr;
+    fuzz::Require(staticlm_create(model.c_str(), &limits, &context, error, sizeof(error)), error);
+    const int32_t tokens[] = {1, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130};
+    fuzz::Require(staticlm_prefill(context, tokens, kind == 0 ? 5 : 11), "prefill", context);
+    fuzz::Require(staticlm_session_save(context, scratch.c_str()), "session save", context);
+    Seed("session_fuzz", "tiny_" + std::to_string(kind), fuzz::ReadFileBytes(scratch),
+         kind == 1 ? 0x80 : 0);
+    staticlm_destroy(context);
+  }
+  std::remove(scratch.c_str());
+  std::remove(model.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_fuzz_seeds DIR\n");
+    return 2;
+  }
+  g_dir = argv[1];
+  GgufSeeds();
+  TokenizerSeeds();
+  ChatTemplateSeeds();
+  PlanAndSessionSeeds();
+  return 0;
+}
