@@ -21,9 +21,7 @@ float DEQ_HALF(uint byte_offset) {
   return unpackHalf2x16((byte_offset & 2u) != 0u ? (w >> 16) : w).x;
 }
 
-#if WTYPE == 12 || WTYPE == 13
-#include "kquant_scales.glsl"
-#endif
+#include "quant_bits.glsl"
 
 void DEQ(uint byte_offset, uint chunk, out float v[CHUNK]) {
 #if WTYPE == 0
@@ -60,7 +58,7 @@ void DEQ(uint byte_offset, uint chunk, out float v[CHUNK]) {
 #elif WTYPE == 6 || WTYPE == 7
   // The fifth bit of element j is bit j of qh.
 #if WTYPE == 6
-  float d = DEQ_HALF(byte_offset);
+  vec2 dm = vec2(DEQ_HALF(byte_offset), 0.0);
   uint qh = DEQ_U32(byte_offset + 2u);
   uint qs = byte_offset + 6u;
 #else
@@ -77,15 +75,9 @@ void DEQ(uint byte_offset, uint chunk, out float v[CHUNK]) {
 #endif
     [[unroll]] for (uint i = 0u; i < 4u; ++i) {
       uint j = 4u * q + i;
-      uint lo = ((w >> (8u * i)) & 15u) | (((qh >> j) & 1u) << 4);
-      uint hi = ((w >> (8u * i + 4u)) & 15u) | (((qh >> (j + 16u)) & 1u) << 4);
-#if WTYPE == 6
-      v[j] = float(int(lo) - 16) * d;
-      v[16u + j] = float(int(hi) - 16) * d;
-#else
-      v[j] = float(lo) * dm.x + dm.y;
-      v[16u + j] = float(hi) * dm.x + dm.y;
-#endif
+      vec2 values = q5_values(q5_pair(w >> (8u * i), qh, j), dm.x, dm.y);
+      v[j] = values.x;
+      v[16u + j] = values.y;
     }
   }
 #elif WTYPE == 12 || WTYPE == 13

@@ -60,9 +60,7 @@ struct WUnit { uvec4 body[4]; };
 #endif
 #define STEP_BLOCKS (UNIT_BLOCKS / UNIT_STEPS)
 
-#if WTYPE == 12 || WTYPE == 13
-#include "kquant_scales.glsl"
-#endif
+#include "quant_bits.glsl"
 
 // LOAD_STEP(units, i, t, w): the words of step `t` of unit `units[i]` into w[STEP_WORDS], each
 // member loaded on its own so that a step loads only its bytes (K-quants: the scales' 4 words,
@@ -144,7 +142,7 @@ void step_block(uint w[STEP_WORDS], uint t, uint b, out float v[32]) {
 #elif WTYPE == 6 || WTYPE == 7
 #if WTYPE == 6
   uint at = 22u * b;
-  float d = unit_half(w, at);
+  vec2 dm = vec2(unit_half(w, at), 0.0);
   uint qh = unit_u32(w, at + 2u);
   uint qs = at + 6u;
 #else
@@ -154,16 +152,9 @@ void step_block(uint w[STEP_WORDS], uint t, uint b, out float v[32]) {
   uint qs = at + 8u;
 #endif
   [[unroll]] for (uint i = 0u; i < 16u; ++i) {
-    uint q = unit_byte(w, qs + i);
-    uint lo = (q & 15u) | (((qh >> i) & 1u) << 4);
-    uint hi = (q >> 4) | (((qh >> (i + 16u)) & 1u) << 4);
-#if WTYPE == 6
-    v[i] = float(int(lo) - 16) * d;
-    v[16u + i] = float(int(hi) - 16) * d;
-#else
-    v[i] = float(lo) * dm.x + dm.y;
-    v[16u + i] = float(hi) * dm.x + dm.y;
-#endif
+    vec2 values = q5_values(q5_pair(unit_byte(w, qs + i), qh, i), dm.x, dm.y);
+    v[i] = values.x;
+    v[16u + i] = values.y;
   }
 #elif WTYPE == 12 || WTYPE == 13
   uint s = 2u * t + b;

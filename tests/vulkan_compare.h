@@ -67,10 +67,10 @@ inline void ExpectClose(const std::vector<float>& want, const std::vector<float>
   if (var.skipped) GTEST_SKIP() << "no Vulkan device"; \
   ASSERT_TRUE(var.gpu.status.ok() && var.cpu.status.ok())
 
-// The shaders of the dispatches whose names start with `prefix`, in order, when `h`'s plan is
-// translated with `style` (and lavapipe's 16-byte storage offset alignment).
-inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int style,
-                                                  const char* prefix) {
+// The dispatches of `h`'s plan translated with `style` (and lavapipe's 16-byte storage offset
+// alignment), the translation's status in *status.
+inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, int style,
+                                                        Status* status) {
   vulkan::RopeRows rope;
   rope.AddPlan(h.plan);
   std::vector<vulkan::Dispatch> dispatches;
@@ -78,7 +78,15 @@ inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int styl
   vulkan::DispatchOptions options;
   options.matmul_style = style;
   options.storage_offset_align = 16;
-  Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
+  *status = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
+  return dispatches;
+}
+
+// The shaders of the dispatches whose names start with `prefix`, in order.
+inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int style,
+                                                  const char* prefix) {
+  Status s;
+  std::vector<vulkan::Dispatch> dispatches = TranslateWithStyle(h, style, &s);
   EXPECT_TRUE(s.ok()) << s.message();
   std::vector<std::string> names;
   for (const vulkan::Dispatch& d : dispatches) {

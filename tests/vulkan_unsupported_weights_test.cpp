@@ -13,6 +13,7 @@
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/spirv_blobs.h"
 #include "backends/vulkan/vk_dispatch.h"
+#include "tests/vulkan_compare.h"
 #endif
 
 namespace staticlm::vktest {
@@ -38,18 +39,6 @@ PlanHarness OneOpPlan(DType type, bool embed) {
   return h;
 }
 
-std::vector<vulkan::Dispatch> Translate(const PlanHarness& h, int style, Status* status) {
-  vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
-  std::vector<vulkan::Dispatch> dispatches;
-  uint64_t scratch = 0;
-  vulkan::DispatchOptions options;
-  options.matmul_style = style;
-  options.storage_offset_align = 16;
-  *status = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
-  return dispatches;
-}
-
 // I32, the one GGUF type a weight cannot have.
 TEST(VulkanUnsupportedWeightsTest, TranslationRefusesWithTensorAndType) {
   for (bool embed : {false, true}) {
@@ -57,7 +46,7 @@ TEST(VulkanUnsupportedWeightsTest, TranslationRefusesWithTensorAndType) {
     PlanHarness h = OneOpPlan(DType::kI32, embed);
     for (int style : {0, 1, 2}) {
       Status s;
-      Translate(h, style, &s);
+      TranslateWithStyle(h, style, &s);
       EXPECT_EQ(s.code(), StatusCode::kUnsupported);
       EXPECT_EQ(s.message(), std::string("Vulkan: no ") + (embed ? "embedding" : "matmul") +
                                  " kernel for " +
@@ -109,7 +98,7 @@ TEST(VulkanUnsupportedWeightsTest, EveryWeightTypeTranslatesToEmbeddedShaders) {
           SCOPED_TRACE(std::string(DTypeName(type)) + " chunk " + std::to_string(chunk) +
                        " style " + std::to_string(style) + (aligned ? " aligned" : ""));
           Status s;
-          std::vector<vulkan::Dispatch> dispatches = Translate(h, style, &s);
+          std::vector<vulkan::Dispatch> dispatches = TranslateWithStyle(h, style, &s);
           ASSERT_TRUE(s.ok()) << s.message();
           EXPECT_EQ(dispatches.size(), 4u);
           for (const vulkan::Dispatch& d : dispatches) {
