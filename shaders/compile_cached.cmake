@@ -1,7 +1,7 @@
 # Compiles one shader variant through a content-addressed cache shared by every build directory
 # of the machine (the Release and sanitizer builds, CI's clean clone): the SPIR-V depends only
 # on the compiler, its arguments and the shader sources, never on the build type, so a variant
-# compiled once is copied afterwards. glslc -O takes seconds per variant and there are ~150.
+# compiled once is copied afterwards. glslc -O takes seconds per variant and there are ~240.
 # Run as: cmake -DCMD=<compiler|arg|...> -DOUT=<file.spv> -DSOURCES=<src|include|...>
 #               [-DCACHE_DIR=<dir>] -P compile_cached.cmake
 # (arguments joined with '|' so they survive the command line). An empty CACHE_DIR compiles

@@ -16,7 +16,8 @@ void main() {
   uint r = i / pc.a, k = i % pc.a;
   if (r >= active_rows()) return;
   uint token = min(b1[pc.base1 + r], pc.d - 1u);
-  float v[QK];
-  dequant_row(pc.base0 * 4u + token * pc.c + (k / uint(QK)) * BLOCK_BYTES, v);
-  b2[pc.base2 + i] = floatBitsToUint(v[k % uint(QK)]);
+  float v[CHUNK];
+  dequant_row(pc.base0 * 4u + token * pc.c + (k / uint(QK)) * BLOCK_BYTES,
+              (k % uint(QK)) / uint(CHUNK), v);
+  b2[pc.base2 + i] = floatBitsToUint(v[k % uint(CHUNK)]);
 }

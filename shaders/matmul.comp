@@ -4,7 +4,7 @@
 //   MODE 1: y1 = x · w1ᵀ, y0 = silu(x · w0ᵀ) · y1   (gate and up share x)
 //   MODE 2: y0 = x · w0ᵀ, acc += y0                  (residual add)
 // STYLE 0: one output column per invocation (fastest on CPU devices such as lavapipe).
-// STYLE 1: one output column per workgroup, blocks split over its invocations and summed with
+// STYLE 1: one output column per workgroup, chunks split over its invocations and summed with
 //          subgroupAdd then shared memory (the GPU form).
 // Bindings: b0 x, b1 w0, b2 y0, b3 y1 or acc, b4 w1. Push constants: a n_out, b n_in,
 // c bytes per weight row. Workgroup y: a tile of RT rows (a define: 1 for decode plans, 8 for
@@ -70,25 +70,27 @@ void main() {
       acc1[c][r] = 0.0;
     }
   }
-  uint n_blocks = pc.b / uint(QK);
-  for (uint blk = lane; blk < n_blocks; blk += lanes) {
-    // The x block of every row is loaded once and used for all COLS columns: on lavapipe an
+  // The row in chunks of CHUNK values (a block, or a K-quant's 32-value sub-block).
+  uint n_chunks = pc.b / uint(CHUNK);
+  for (uint ch = lane; ch < n_chunks; ch += lanes) {
+    // The x chunk of every row is loaded once and used for all COLS columns: on lavapipe an
     // x load is a per-lane gather and cost more than the weights (see README, Vulkan).
-    float xs[RT][QK];
+    float xs[RT][CHUNK];
     [[unroll]] for (uint r = 0u; r < RT; ++r) {
-      uint xw = pc.base0 + (r0 + min(r, nr - 1u)) * pc.b + blk * uint(QK);
-      [[unroll]] for (uint j = 0u; j < uint(QK); ++j) xs[r][j] = uintBitsToFloat(b0[xw + j]);
+      uint xw = pc.base0 + (r0 + min(r, nr - 1u)) * pc.b + ch * uint(CHUNK);
+      [[unroll]] for (uint j = 0u; j < uint(CHUNK); ++j) xs[r][j] = uintBitsToFloat(b0[xw + j]);
     }
+    uint block_byte = (ch / CHUNKS_PER_BLOCK) * BLOCK_BYTES, sub = ch % CHUNKS_PER_BLOCK;
     [[unroll]] for (uint c = 0u; c < COLS; ++c) {
       uint o = min(o0 + c, pc.a - 1u);  // a clamped column is computed and not stored
-      float v0[QK];
-      dequant_w0(pc.base1 * 4u + o * pc.c + blk * BLOCK_BYTES, v0);
+      float v0[CHUNK];
+      dequant_w0(pc.base1 * 4u + o * pc.c + block_byte, sub, v0);
 #if MODE == 1
-      float v1[QK];
-      dequant_w1(pc.base4 * 4u + o * pc.c + blk * BLOCK_BYTES, v1);
+      float v1[CHUNK];
+      dequant_w1(pc.base4 * 4u + o * pc.c + block_byte, sub, v1);
 #endif
       [[unroll]] for (uint r = 0u; r < RT; ++r) {
-        [[unroll]] for (uint j = 0u; j < uint(QK); ++j) {
+        [[unroll]] for (uint j = 0u; j < uint(CHUNK); ++j) {
           acc0[c][r] += v0[j] * xs[r][j];
 #if MODE == 1
           acc1[c][r] += v1[j] * xs[r][j];

@@ -3,8 +3,8 @@
 // is a loop over the SIMD lanes (so its cost is per load instruction, not per byte): the same
 // MODEs, bindings and output as matmul.comp's column-per-invocation style, with two changes
 // that cut the loads per weight by 3–6× (README, Vulkan):
-//   - weights are read a unit (one or two blocks) at a time with uvec4 loads
-//     (shaders/weight_units.glsl);
+//   - weights are read a unit (one or two blocks, or a K-quant super-block in steps of two
+//     sub-blocks) at a time with uvec4 loads (shaders/weight_units.glsl);
 //   - each x block is loaded once per subgroup, one uvec4 per lane, and handed to every lane
 //     with subgroupBroadcast (a register move on a CPU device) instead of 32 loads per lane.
 // Needs a subgroup of exactly 8 invocations with every lane active (columns past n_out are
@@ -55,29 +55,32 @@ void main() {
     }
   }
   uint units = pc.b / (32u * UNIT_BLOCKS);
-  for (uint u = 0u; u < units; ++u) {
-    // x first (every block of the unit, every row of the tile), then one column at a time:
-    // the unit's words stay live only while their column is summed.
-    float xs[UNIT_BLOCKS][RT][32];
-    [[unroll]] for (uint b = 0u; b < UNIT_BLOCKS; ++b) {
+  // A loop over steps, not unrolled within a unit: a K-quant unit's four steps unrolled would
+  // make a shader too large to compile in reasonable memory.
+  for (uint st = 0u; st < units * UNIT_STEPS; ++st) {
+    uint u = st / UNIT_STEPS, t = st % UNIT_STEPS;
+    // x first (every block of the step, every row of the tile), then one column at a time:
+    // the step's words stay live only while their column is summed.
+    float xs[STEP_BLOCKS][RT][32];
+    [[unroll]] for (uint b = 0u; b < STEP_BLOCKS; ++b) {
       [[unroll]] for (uint r = 0u; r < RT; ++r) {
-        x_block(r0 + min(r, nr - 1u), u * UNIT_BLOCKS + b, xs[b][r]);
+        x_block(r0 + min(r, nr - 1u), st * STEP_BLOCKS + b, xs[b][r]);
       }
     }
     [[unroll]] for (uint c = 0u; c < COLS; ++c) {
       uint row = min(o0 + c, pc.a - 1u);  // a clamped column is computed and not stored
-      uint w0[UNIT_WORDS];
-      unit_words(w0u[pc.base1 + row * units + u], w0);
+      uint w0[STEP_WORDS];
+      LOAD_STEP(w0u, pc.base1 + row * units + u, t, w0);
 #if MODE == 1
-      uint w1[UNIT_WORDS];
-      unit_words(w1u[pc.base4 + row * units + u], w1);
+      uint w1[STEP_WORDS];
+      LOAD_STEP(w1u, pc.base4 + row * units + u, t, w1);
 #endif
-      [[unroll]] for (uint b = 0u; b < UNIT_BLOCKS; ++b) {
+      [[unroll]] for (uint b = 0u; b < STEP_BLOCKS; ++b) {
         float v0[32];
-        unit_block(w0, b, v0);
+        step_block(w0, t, b, v0);
 #if MODE == 1
         float v1[32];
-        unit_block(w1, b, v1);
+        step_block(w1, t, b, v1);
 #endif
         [[unroll]] for (uint r = 0u; r < RT; ++r) {
           [[unroll]] for (uint j = 0u; j < 32u; ++j) {

@@ -47,8 +47,10 @@ function(add_shader_variant name source)
   set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
 endfunction()
 
-# Weight types by their contract/dtype.h value.
-set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q8_0=8 bf16=30)
+# Weight types by their contract/dtype.h value. Q6_K has no unit form (shaders/weight_units.glsl):
+# vk_dispatch.cpp never picks style 2 for it.
+set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q5_0=6 q5_1=7 q8_0=8 q4_k=12 q5_k=13 q6_k=14 bf16=30)
+set(weight_types_without_units q6_k)
 foreach(pair ${weight_types})
   string(REPLACE "=" ";" kv ${pair})
   list(GET kv 0 tname)
@@ -62,6 +64,9 @@ foreach(pair ${weight_types})
       endforeach()
     endforeach()
     # Style 2: style 0 with unit loads and x shared over a subgroup of 8 (CPU devices).
+    if(tname IN_LIST weight_types_without_units)
+      continue()
+    endif()
     foreach(rows 1 8)
       add_shader_variant(matmul_${tname}_m${mode}_s2_r${rows} matmul_units.comp
                          WTYPE=${tid} MODE=${mode} ROWS=${rows})

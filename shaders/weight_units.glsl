@@ -1,12 +1,18 @@
-// A weight row read a unit at a time — one or two 32-element blocks, laid out as in
-// contract/dtype.h — with as few loads as possible: the unit is a struct of uvec4 members
-// (plus a trailing word) that scalar block layout packs to exactly the blocks' bytes, so a
-// unit needs 2 to 8 loads where word-by-word reading needs 5 to 17. On lavapipe every storage
-// load is a loop over the SIMD lanes whatever its width, so fewer, wider loads are what make
-// the matmuls faster (README, Vulkan). The words are then dequantized block by block with
-// constant byte positions; the arithmetic is that of shaders/dequant.glsl.
+// A weight row read a unit at a time — one or two 32-element blocks, or one 256-element
+// K-quant super-block, laid out as in contract/dtype.h — with as few loads as possible: the
+// unit is a struct of uvec4 members (plus trailing words) that scalar block layout packs to
+// exactly the blocks' bytes, so a unit needs 2 to 8 loads where word-by-word reading needs 5 to
+// 17. On lavapipe every storage load is a loop over the SIMD lanes whatever its width, so fewer,
+// wider loads are what make the matmuls faster (README, Vulkan). The words are then dequantized
+// block by block with constant byte positions; the arithmetic is that of shaders/dequant.glsl.
+// A unit is read in UNIT_STEPS steps of STEP_BLOCKS blocks each, so that a super-block's x
+// values need not all be held at once: step t of a Q4_K or Q5_K unit is sub-blocks 2t and
+// 2t + 1, which share their nibble bytes, and reads the scales, the fifth bits (Q5_K) and those
+// 32 bytes. The other units are one step.
 // Needs WTYPE (a contract/dtype.h value) and GL_EXT_scalar_block_layout. Defines WUnit,
-// UNIT_WORDS, UNIT_BLOCKS, unit_words() and unit_block().
+// UNIT_BLOCKS, UNIT_STEPS, STEP_BLOCKS, STEP_WORDS, LOAD_STEP and step_block().
+// Q6_K has no unit: two of its 210-byte super-blocks would put the second off a word boundary
+// (vk_dispatch.cpp runs it with matmul.comp instead).
 #if WTYPE == 3  // Q4_1: halves d and m, then 16 bytes of nibbles
 struct WUnit { uint head; uvec4 body; };
 #define UNIT_WORDS 5
@@ -15,10 +21,28 @@ struct WUnit { uint head; uvec4 body; };
 struct WUnit { uvec4 body[2]; uint tail; };
 #define UNIT_WORDS 9
 #define UNIT_BLOCKS 2u
+#elif WTYPE == 6  // two Q5_0 blocks: half d, 4 bytes of fifth bits, 16 of nibbles; twice (44)
+struct WUnit { uvec4 body[2]; uvec3 tail; };
+#define UNIT_WORDS 11
+#define UNIT_BLOCKS 2u
+#elif WTYPE == 7  // two Q5_1 blocks: halves d and m, 4 bytes of fifth bits, 16 of nibbles (48)
+struct WUnit { uvec4 body[3]; };
+#define UNIT_WORDS 12
+#define UNIT_BLOCKS 2u
 #elif WTYPE == 8  // two Q8_0 blocks: half d, 32 signed bytes; twice (68 bytes)
 struct WUnit { uvec4 body[4]; uint tail; };
 #define UNIT_WORDS 17
 #define UNIT_BLOCKS 2u
+#elif WTYPE == 12  // Q4_K: d, dmin, 12 bytes of scales; 128 bytes of nibbles (144)
+struct WUnit { uvec4 head; uvec4 qs[8]; };
+#define STEP_WORDS 12
+#define UNIT_BLOCKS 8u
+#define UNIT_STEPS 4u
+#elif WTYPE == 13  // Q5_K: as Q4_K with 32 bytes of fifth bits before the nibbles (176)
+struct WUnit { uvec4 head; uvec4 qh[2]; uvec4 qs[8]; };
+#define STEP_WORDS 20
+#define UNIT_BLOCKS 8u
+#define UNIT_STEPS 4u
 #elif WTYPE == 0  // 32 floats
 struct WUnit { uvec4 body[8]; };
 #define UNIT_WORDS 32
@@ -30,8 +54,41 @@ struct WUnit { uvec4 body[4]; };
 #else
 #error unknown WTYPE
 #endif
+#ifndef UNIT_STEPS  // one step: the whole unit
+#define UNIT_STEPS 1u
+#define STEP_WORDS UNIT_WORDS
+#endif
+#define STEP_BLOCKS (UNIT_BLOCKS / UNIT_STEPS)
 
-void unit_words(WUnit u, out uint w[UNIT_WORDS]) {
+#include "quant_bits.glsl"
+
+// LOAD_STEP(units, i, t, w): the words of step `t` of unit `units[i]` into w[STEP_WORDS], each
+// member loaded on its own so that a step loads only its bytes (K-quants: the scales' 4 words,
+// Q5_K's 8 of fifth bits, then the step's 8 of nibbles; the rest: the unit's words in order).
+#if WTYPE == 12 || WTYPE == 13
+void kquant_step_words(uvec4 head, uvec4 qh0, uvec4 qh1, uvec4 qs0, uvec4 qs1,
+                       out uint w[STEP_WORDS]) {
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    w[i] = head[i];
+#if WTYPE == 13
+    w[4u + i] = qh0[i];
+    w[8u + i] = qh1[i];
+#endif
+    w[STEP_WORDS - 8 + i] = qs0[i];
+    w[STEP_WORDS - 4 + i] = qs1[i];
+  }
+}
+#if WTYPE == 12
+#define LOAD_STEP(units, i, t, w) \
+  kquant_step_words(units[i].head, uvec4(0u), uvec4(0u), units[i].qs[2u * (t)], \
+                    units[i].qs[2u * (t) + 1u], w)
+#else
+#define LOAD_STEP(units, i, t, w) \
+  kquant_step_words(units[i].head, units[i].qh[0], units[i].qh[1], units[i].qs[2u * (t)], \
+                    units[i].qs[2u * (t) + 1u], w)
+#endif
+#else
+void unit_words(WUnit u, out uint w[STEP_WORDS]) {
 #if WTYPE == 3
   w[0] = u.head;
   [[unroll]] for (uint i = 0u; i < 4u; ++i) w[1u + i] = u.body[i];
@@ -41,21 +98,31 @@ void unit_words(WUnit u, out uint w[UNIT_WORDS]) {
   }
 #if WTYPE == 2 || WTYPE == 8
   w[UNIT_WORDS - 1] = u.tail;
+#elif WTYPE == 6
+  [[unroll]] for (uint i = 0u; i < 3u; ++i) w[8u + i] = u.tail[i];
 #endif
 #endif
 }
+#define LOAD_STEP(units, i, t, w) unit_words(units[i], w)
+#endif
 
-// Byte `at` of the unit (constant after unrolling, so this folds to a shift and a mask).
-uint unit_byte(uint w[UNIT_WORDS], uint at) { return (w[at >> 2] >> (8u * (at & 3u))) & 255u; }
+// Byte `at` of the words (constant after unrolling, so this folds to a shift and a mask).
+uint unit_byte(uint w[STEP_WORDS], uint at) { return (w[at >> 2] >> (8u * (at & 3u))) & 255u; }
 
 // The half at even byte `at`.
-float unit_half(uint w[UNIT_WORDS], uint at) {
+float unit_half(uint w[STEP_WORDS], uint at) {
   uint word = w[at >> 2];
   return unpackHalf2x16((at & 2u) != 0u ? (word >> 16) : word).x;
 }
 
-// Block `b` (0 or 1) of the unit as 32 floats.
-void unit_block(uint w[UNIT_WORDS], uint b, out float v[32]) {
+// The 32-bit word at even byte `at`.
+uint unit_u32(uint w[STEP_WORDS], uint at) {
+  uint i = at >> 2;
+  return (at & 2u) == 0u ? w[i] : (w[i] >> 16) | (w[i + 1u] << 16);
+}
+
+// Block `b` (below STEP_BLOCKS) of step `t`, as 32 floats.
+void step_block(uint w[STEP_WORDS], uint t, uint b, out float v[32]) {
 #if WTYPE == 3
   vec2 dm = unpackHalf2x16(w[0]);
   [[unroll]] for (uint i = 0u; i < 16u; ++i) {
@@ -71,6 +138,34 @@ void unit_block(uint w[UNIT_WORDS], uint b, out float v[32]) {
     uint q = unit_byte(w, at + 2u + i);
     v[i] = float(q & 15u) * d + offset;
     v[16u + i] = float(q >> 4) * d + offset;
+  }
+#elif WTYPE == 6 || WTYPE == 7
+#if WTYPE == 6
+  uint at = 22u * b;
+  vec2 dm = vec2(unit_half(w, at), 0.0);
+  uint qh = unit_u32(w, at + 2u);
+  uint qs = at + 6u;
+#else
+  uint at = 24u * b;
+  vec2 dm = unpackHalf2x16(w[at >> 2]);
+  uint qh = w[(at >> 2) + 1u];
+  uint qs = at + 8u;
+#endif
+  [[unroll]] for (uint i = 0u; i < 16u; ++i) {
+    vec2 values = q5_values(q5_pair(unit_byte(w, qs + i), qh, i), dm.x, dm.y);
+    v[i] = values.x;
+    v[16u + i] = values.y;
+  }
+#elif WTYPE == 12 || WTYPE == 13
+  uint s = 2u * t + b;
+  vec2 scale_offset = kquant_scale_offset(w[0], w[1], w[2], w[3], s);
+  uint qs = STEP_WORDS - 8;
+  [[unroll]] for (uint i = 0u; i < 32u; ++i) {
+    uint q = (unit_byte(w, 4u * uint(qs) + i) >> (4u * b)) & 15u;
+#if WTYPE == 13
+    q |= ((unit_byte(w, 16u + i) >> s) & 1u) << 4;
+#endif
+    v[i] = scale_offset.x * float(q) - scale_offset.y;
   }
 #elif WTYPE == 8
   uint at = 34u * b;

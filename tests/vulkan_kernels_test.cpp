@@ -17,61 +17,13 @@
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vulkan_backend.h"
+#include "tests/vulkan_compare.h"
 #endif
 
 namespace staticlm::vktest {
 namespace {
 
 #if defined(STATICLM_HAVE_VULKAN)
-
-// Runs on the reference CPU backend and on Vulkan (validation on, matmul `style`), returning
-// both results; skips the test when there is no device.
-struct Pair {
-  RunResult cpu, gpu;
-  bool skipped = false;
-};
-
-Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0) {
-  Pair p;
-  BackendOptions options;
-  options.reference_kernels = true;
-  cpu::CpuBackend cpu_backend(options);
-  p.cpu = RunPlan(cpu_backend, h, steps);
-  EXPECT_TRUE(p.cpu.status.ok()) << p.cpu.status.message();
-  vulkan::VulkanTestOptions test;
-  test.validation = true;
-  test.force_matmul_style = style;
-  vulkan::VulkanBackend vk(BackendOptions{}, test);
-  p.gpu = RunPlan(vk, h, steps);
-  if (!p.gpu.status.ok() && p.gpu.status.code() == StatusCode::kUnsupported &&
-      std::strstr(p.gpu.status.message(), "no Vulkan") != nullptr) {
-    p.skipped = true;
-    return p;
-  }
-  EXPECT_TRUE(p.gpu.status.ok()) << p.gpu.status.message();
-  EXPECT_EQ(vk.validation_messages(), 0u) << "validation layer messages (see stderr)";
-  if (vk.matmul_style() != style) std::printf("note: matmul style %d unsupported here\n", style);
-  return p;
-}
-
-void ExpectClose(const std::vector<float>& want, const std::vector<float>& got, float tolerance,
-                 const char* what) {
-  ASSERT_EQ(want.size(), got.size());
-  float scale = 0.0f;
-  for (float w : want) scale = std::max(scale, std::fabs(w));
-  int bad = 0;
-  for (size_t i = 0; i < want.size() && bad < 5; ++i) {
-    if (!(std::fabs(want[i] - got[i]) <= tolerance * std::max(1.0f, scale))) {
-      ADD_FAILURE() << what << "[" << i << "]: reference " << want[i] << ", vulkan " << got[i];
-      ++bad;
-    }
-  }
-}
-
-#define RUN_OR_SKIP(var, ...)                          \
-  Pair var = RunBoth(__VA_ARGS__);                     \
-  if (var.skipped) GTEST_SKIP() << "no Vulkan device"; \
-  ASSERT_TRUE(var.gpu.status.ok() && var.cpu.status.ok())
 
 const DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
                               DType::kQ4_0, DType::kQ4_1, DType::kQ8_0};
@@ -92,24 +44,6 @@ TEST(VulkanKernelsTest, EmbedEveryWeightType) {
     RUN_OR_SKIP(r, h, {{3, 0}});
     ExpectClose(Values(h, r.cpu, out, 3), Values(h, r.gpu, out, 3), 0.0f, "embed");
   }
-}
-
-// The shader of the first dispatch whose name starts with `prefix` when `h`'s plan is
-// translated with `style` (and lavapipe's 16-byte storage offset alignment).
-std::string FirstShader(const PlanHarness& h, int style, const char* prefix) {
-  vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
-  std::vector<vulkan::Dispatch> dispatches;
-  uint64_t scratch = 0;
-  vulkan::DispatchOptions options;
-  options.matmul_style = style;
-  options.storage_offset_align = 16;
-  Status s = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
-  EXPECT_TRUE(s.ok()) << s.message();
-  for (const vulkan::Dispatch& d : dispatches) {
-    if (std::strncmp(d.shader, prefix, std::strlen(prefix)) == 0) return d.shader;
-  }
-  return "";
 }
 
 // y = x · wᵀ for every weight type and every style, decode (one row) and a partial prefill

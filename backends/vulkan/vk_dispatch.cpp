@@ -30,12 +30,25 @@ const char* WeightTypeName(DType t) {
       return "q8_0";
     case DType::kBF16:
       return "bf16";
-    default:
+    case DType::kQ5_0:
+      return "q5_0";
+    case DType::kQ5_1:
+      return "q5_1";
+    case DType::kQ4_K:
+      return "q4_k";
+    case DType::kQ5_K:
+      return "q5_k";
+    case DType::kQ6_K:
+      return "q6_k";
+    case DType::kI32:
       return nullptr;
   }
+  return nullptr;
 }
 
-// Bytes and blocks of the unit shaders/weight_units.glsl reads for each weight type.
+// Bytes and blocks of the unit shaders/weight_units.glsl reads for each weight type; none for
+// Q6_K (two 210-byte super-blocks would leave the second off a word boundary), whose products
+// run with style 0 instead.
 struct WeightUnit {
   uint32_t bytes = 0;
   uint32_t blocks = 1;  // of 32 elements
@@ -49,6 +62,14 @@ WeightUnit UnitOf(DType t) {
       return {36, 2};
     case DType::kQ8_0:
       return {68, 2};
+    case DType::kQ5_0:
+      return {44, 2};
+    case DType::kQ5_1:
+      return {48, 2};
+    case DType::kQ4_K:
+      return {144, 8};
+    case DType::kQ5_K:
+      return {176, 8};
     case DType::kF32:
       return {128, 1};
     case DType::kF16:
