@@ -13,7 +13,9 @@
 // candidates can have moved by the deviation in opposite directions; kLogitTolerance is the
 // allowance for our own summation order and f16 cache, as in gemma3_golden_test), and the
 // comparison of that case stops there. The golden file's header gives the deviations and gaps
-// observed and how many steps could be excused.
+// observed and how many steps could be excused. When it was made: deviations median 0.32, max
+// 1.57; four cases equal for all 32 tokens, four parting at llama.cpp gaps of 0.07-0.23 (limits
+// there 0.51-0.81) where staticlm, like transformers, takes the other token.
 #include <cstdio>
 #include <string>
 #include <vector>

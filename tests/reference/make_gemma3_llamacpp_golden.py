@@ -54,14 +54,20 @@ MODEL = os.path.join(REPO, "models", "gemma-3-270m-q4_k_m.gguf")
 TRANSFORMERS_GOLDEN = os.path.join(REPO, "tests", "golden", "gemma3_greedy.txt")
 GOLDEN = os.path.join(REPO, "tests", "golden", "gemma3_llamacpp_greedy.txt")
 STEPS = 32
-THREADS = 2
+# One thread: immune to OpenMP spin-waiting when the machine is oversubscribed (two threads
+# ran more than ten times slower while others were compiling); a row of a product is summed by
+# one thread either way.
+THREADS = 1
 N_CTX = 2048  # the longest prompt (about 1,400 ids) plus 32 steps
 N_BATCH = 512
 # Tokens whose quantized logit is this close to the top are the candidates a different
 # arithmetic could promote; the deviation is measured over them. Wider than any deviation seen.
 CANDIDATE_WINDOW = 4.0
-# The f32 run must reproduce transformers' top-1 logits this closely (rounding only).
-F32_TOP1_LIMIT = 0.01
+# The f32 run must reproduce transformers' top-1 logits this closely. Not bit-level: even on f32
+# tensors ggml's CPU GELU rounds its input to f16 and reads a table (GGML_GELU_FP16 in
+# ggml-cpu/vec.h), which moved Gemma's logits by up to about 0.02 here; a wrong model (window,
+# RoPE base, a norm) moves them by whole units.
+F32_TOP1_LIMIT = 0.05
 
 
 def versions():
@@ -219,7 +225,7 @@ def header(results, version, info):
         f"model: models/{os.path.basename(MODEL)} sha256 {sha256_of(MODEL)}",
         "prompts: the cases of gemma3_greedy.txt with its (transformers') ids.",
         f"llama.cpp: the file as is (8-bit activations in the matmuls), f16 KV cache, n_ctx {N_CTX},",
-        f"n_batch {N_BATCH}, {THREADS} threads; prompt in one eval, then one token per step; argmax,",
+        f"n_batch {N_BATCH}, threads {THREADS}; prompt in one eval, then one token per step; argmax,",
         f"exactly {STEPS} tokens, EOS ignored.",
         "deviation: per step, max |quantized - f32| logit over the tokens within "
         f"{CANDIDATE_WINDOW:g} of the top, where",
