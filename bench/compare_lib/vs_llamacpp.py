@@ -125,10 +125,10 @@ def check_gpu_offload():
 
 def run(staticlm, model, tokens, cfg, log=sys.stderr):
     """Alternating rounds -> JSON-ready dict with raw samples, figures and settings."""
+    probes = [_probe_bandwidth(staticlm, log)]
     llama = LlamaCpp(model, cfg["threads"], cfg["ctx"], n_gpu_layers=cfg.get("n_gpu_layers", 0))
     llama.warm_up(tokens)
     raw_ours, raw_peer, timeline = [], [], []
-    probes = [_probe_bandwidth(staticlm, log)]
     try:
         for r in range(cfg["reps"]):
             for side in ("staticlm", "llama.cpp"):
