@@ -1,5 +1,18 @@
 """The comparison as a Markdown report (also printed to the terminal)."""
 
+from compare_lib import bound as bandwidth_bound
+from compare_lib.stats import paired_ratios
+
+STATISTICS = (
+    "How to read the figures: each side ran n rounds, alternating (staticlm, peer, staticlm, "
+    "…). Per side: the median of its n samples, the best sample (highest tok/s, lowest ms) and "
+    "min–max with the spread (max − min) / median. Ratios are always staticlm / peer: above 1 "
+    "means staticlm is faster for tok/s, below 1 means staticlm is faster for ms. 'ratio of "
+    "medians' divides the two medians; 'ratio of bests' the two best samples; 'per-round "
+    "ratios' divides round r of staticlm by round r of the peer (seconds apart, under nearly "
+    "the same load) and gives the median and range of those n ratios. A difference is real "
+    "when all three ratios lie on the same side of 1 and the per-round range does too.")
+
 
 def _num(value, unit):
     if value is None:
@@ -22,16 +35,26 @@ def _ratio(r, key):
     return "%.2f" % r[key] if r and r.get(key) is not None else "–"
 
 
+def _paired(f):
+    """The per-round ratios (recomputed from the samples for runs saved before they existed)."""
+    p = f.get("paired")
+    if p is None and len(f["staticlm"]) == len(f["peer"]):
+        p = paired_ratios(f["staticlm"], f["peer"])
+    if not p:
+        return "–"
+    return "%.2f (%.2f–%.2f, n=%d)" % (p["median"], p["min"], p["max"], p["n"])
+
+
 def table(figures, peer_name):
     """Markdown table: absolute figures for both sides, then staticlm/peer ratios."""
     head = ("| figure | unit | staticlm median | staticlm best | staticlm min–max | "
-            "%s median | %s best | %s min–max | ratio of medians | ratio of bests |"
-            % (peer_name, peer_name, peer_name))
-    lines = [head, "|" + "---|" * 10]
+            "%s median | %s best | %s min–max | ratio of medians | ratio of bests | "
+            "per-round ratios: median (min–max) |" % (peer_name, peer_name, peer_name))
+    lines = [head, "|" + "---|" * 11]
     for f in figures:
         cells = [f["label"], f["unit"], *_side(f["staticlm_summary"], f["unit"]),
                  *_side(f["peer_summary"], f["unit"]), _ratio(f["ratio"], "median"),
-                 _ratio(f["ratio"], "best")]
+                 _ratio(f["ratio"], "best"), _paired(f)]
         lines.append("| " + " | ".join(cells) + " |")
     notes = []
     for f in figures:
@@ -82,14 +105,13 @@ def markdown(result):
                m.get("staticlm_binary"), m.get("staticlm_binary_built"),
                m["versions"]["llama_cpp_python"], m["versions"]["torch"],
                m["versions"]["transformers"]), "",
-           "Model: `%s`, %d threads on every side. Ratios are staticlm / peer: above 1 is "
-           "staticlm faster for tok/s, below 1 is staticlm faster for ms. min–max columns: "
-           "(percentage = (max − min) / median, n = samples)." % (
-               result["model"], m["threads"]), ""]
+           "Model: `%s`, %d threads on every side." % (result["model"], m["threads"]), "",
+           STATISTICS, ""]
     part = result.get("llama.cpp")
     if part:
         out += ["## staticlm vs llama.cpp (llama-cpp-python)", "",
-                table(part["figures"], "llama.cpp"), "", part["description"], "",
+                table(part["figures"], "llama.cpp"), "", bandwidth_bound.describe(part), "",
+                part["description"], "",
                 noise_note(part["figures"], part["timeline"], "llama.cpp", m["threads"],
                            part.get("noise_extra")), ""]
     part = result.get("transformers")

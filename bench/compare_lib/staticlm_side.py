@@ -53,15 +53,17 @@ class Staticlm:
     def _common(self):
         return ["--model", self.model, "--threads", str(self.threads), *self.extra_args]
 
-    def bench(self, prompt_tokens, depths, gen_tokens, warmup=1, timeout=1800):
-        """One `staticlm bench` invocation (`warmup` reps, 1 measured rep) -> figures dict."""
+    def bench(self, prompt_tokens, depths, gen_tokens, warmup=1, timeout=1800, probe=False):
+        """One `staticlm bench` invocation (`warmup` reps, 1 measured rep) -> figures dict.
+
+        probe: also run its read-bandwidth probe (default buffer size; otherwise skipped)."""
         with tempfile.TemporaryDirectory(prefix="staticlm-compare-") as tmp:
             out = os.path.join(tmp, "bench.json")
             cmd = [self.binary, "bench", *self._common(), "--ctx", str(self.ctx),
                    "--prompt-tokens", str(prompt_tokens),
                    "--depths", ",".join(str(d) for d in depths),
                    "--gen-tokens", str(gen_tokens), "--reps", "1", "--warmup", str(warmup),
-                   "--probe-mib", "0", "--json", out]
+                   *([] if probe else ["--probe-mib", "0"]), "--json", out]
             _, wall = _run(cmd, timeout)
             with open(out, encoding="utf-8") as f:
                 report = json.load(f)
@@ -78,6 +80,8 @@ class Staticlm:
             "decode_latency_ms_by_depth": {int(k): v[-1] for k, v in samples.items() if v},
             "peak_rss_bytes": report.get("peak_rss_bytes"),
             "heap_allocs_after_init": report.get("heap_allocs_after_init"),
+            "read_bandwidth_bytes_per_s": report.get("read_bandwidth_bytes_per_s"),
+            "bytes_read_per_decode_step": report.get("bytes_read_per_decode_step"),
             "noise_spread_before": ((report.get("noise") or {}).get("before") or {}).get("spread"),
             "noise_spread_after": ((report.get("noise") or {}).get("after") or {}).get("spread"),
             "backend": report.get("backend"),

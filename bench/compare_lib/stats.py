@@ -4,6 +4,10 @@ Each figure has a direction: tokens/s are better when higher, milliseconds when 
 "Best" is the best sample in that direction; a ratio is always staticlm / peer of the
 same statistic, so for tokens/s a ratio above 1 means staticlm is faster, and for
 milliseconds a ratio below 1 means staticlm is faster.
+
+The sides alternate round by round, so round r of staticlm and round r of the peer ran
+seconds apart under nearly the same machine load: the per-round ("paired") ratios cancel
+slow drifts of the machine that the ratio of two medians taken over all rounds does not.
 """
 
 import statistics
@@ -34,3 +38,13 @@ def ratios(ours, peer):
     def div(a, b):
         return a / b if b else None
     return {"median": div(ours["median"], peer["median"]), "best": div(ours["best"], peer["best"])}
+
+
+def paired_ratios(ours, peer):
+    """staticlm / peer round by round (same index = adjacent rounds): the ratios, their median,
+    min and max; None when no round has both sides."""
+    values = [a / b for a, b in zip(ours, peer) if a is not None and b]
+    if not values:
+        return None
+    return {"ratios": values, "n": len(values), "median": statistics.median(values),
+            "min": min(values), "max": max(values)}

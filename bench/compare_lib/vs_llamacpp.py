@@ -14,8 +14,9 @@ import os
 import sys
 import time
 
+from compare_lib import bound as bandwidth_bound
 from compare_lib.llamacpp_side import LlamaCpp
-from compare_lib.stats import ratios, summarize
+from compare_lib.stats import paired_ratios, ratios, summarize
 
 
 def _figure(key, label, unit, higher, ours, peer, note=None):
@@ -23,7 +24,9 @@ def _figure(key, label, unit, higher, ours, peer, note=None):
     s_peer = summarize(peer, higher)
     return {"key": key, "label": label, "unit": unit, "higher_is_better": higher,
             "staticlm": ours, "peer": peer, "staticlm_summary": s_ours, "peer_summary": s_peer,
-            "ratio": ratios(s_ours, s_peer), "note": note}
+            "ratio": ratios(s_ours, s_peer),
+            "paired": paired_ratios(ours, peer) if len(ours) == len(peer) else None,
+            "note": note}
 
 
 def _staticlm_round(staticlm, cfg):
@@ -77,6 +80,40 @@ def figures(raw_ours, raw_peer, llama_init_ms, cfg):
     return out
 
 
+def _probe_bandwidth(staticlm, log):
+    """One `staticlm bench` with its read-bandwidth probe -> (bytes/s, staticlm's bytes/step)."""
+    sample = staticlm.bench(1, [0], 1, warmup=0, probe=True)
+    bandwidth = sample["read_bandwidth_bytes_per_s"]
+    print("[compare] read bandwidth probe: %s GB/s" % (
+        "%.1f" % (bandwidth / 1e9) if bandwidth else "?"), file=log, flush=True)
+    return bandwidth, sample["bytes_read_per_decode_step"]
+
+
+def _bandwidth_bound(model, probes, figs, cfg):
+    """The bound section of the part (compare_lib/bound.py), or why there is none."""
+    medians = {}
+    for f in figs:
+        if f["key"].startswith("decode_depth_"):
+            medians[f["key"][len("decode_depth_"):]] = {
+                side: (f[key] or {}).get("median")
+                for side, key in (("staticlm", "staticlm_summary"), ("llama.cpp", "peer_summary"))}
+    samples = [bw for bw, _ in probes if bw]
+    try:
+        info = bandwidth_bound.model_bytes(model)
+    except (ImportError, KeyError, TypeError) as e:
+        return {"decode_medians": medians, "bandwidth_bound_skipped": "cannot read the file's "
+                "tensors with the gguf package: %r" % e}
+    if not samples:
+        return {"decode_medians": medians, "bandwidth_bound_skipped": "no bandwidth probe"}
+    by_depth = bandwidth_bound.bound(info, max(samples), cfg["depths"])
+    return {"decode_medians": medians, "bandwidth_bound": {
+        "model": info, "threads": cfg["threads"], "bandwidth_samples": samples,
+        "bandwidth_bytes_per_s": max(samples),
+        "by_depth": {str(d): v for d, v in by_depth.items()},
+        # staticlm's own cost model of a step (weights as it stores them, KV, activations).
+        "staticlm_bytes_read_per_decode_step": probes[0][1]}}
+
+
 def check_gpu_offload():
     """Raises RuntimeError unless the importable llama_cpp can offload to a GPU (Vulkan)."""
     import llama_cpp  # pylint: disable=import-outside-toplevel
@@ -88,6 +125,7 @@ def check_gpu_offload():
 
 def run(staticlm, model, tokens, cfg, log=sys.stderr):
     """Alternating rounds -> JSON-ready dict with raw samples, figures and settings."""
+    probes = [_probe_bandwidth(staticlm, log)]
     llama = LlamaCpp(model, cfg["threads"], cfg["ctx"], n_gpu_layers=cfg.get("n_gpu_layers", 0))
     llama.warm_up(tokens)
     raw_ours, raw_peer, timeline = [], [], []
@@ -116,12 +154,15 @@ def run(staticlm, model, tokens, cfg, log=sys.stderr):
                     r + 1, cfg["reps"], side, seconds, load, brief), file=log, flush=True)
     finally:
         llama.close()
-    return {"settings": {"staticlm": {"binary": staticlm.binary,
+    probes.append(_probe_bandwidth(staticlm, log))
+    figs = figures(raw_ours, raw_peer, llama.init_ms, cfg)
+    return {**_bandwidth_bound(model, probes, figs, cfg),
+            "settings": {"staticlm": {"binary": staticlm.binary,
                                       "extra_args": staticlm.extra_args,
                                       "bench_config": raw_ours[0]["prefill"][0]["config"],
                                       "backend": raw_ours[0]["prefill"][0]["backend"]},
                          "llama.cpp": llama.settings},
-            "figures": figures(raw_ours, raw_peer, llama.init_ms, cfg),
+            "figures": figs,
             "timeline": timeline,
             "raw": {"staticlm": raw_ours, "llama.cpp": raw_peer,
                     "llama.cpp_init_ms": llama.init_ms}}

@@ -31,7 +31,6 @@ Run:  python3 tests/reference/make_golden.py [--no-llamacpp]
 
 import argparse
 import datetime
-import hashlib
 import importlib.metadata
 import os
 import platform
@@ -48,6 +47,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from tokenizers import pre_tokenizers  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
+
+from gguf_copy import sha256_of, write_f32_gguf  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODEL_DIR = os.path.join(REPO, "models")
@@ -162,14 +163,6 @@ GREEDY_CASES = [
         "Question: A train travels 120 km in 2 hours. What is its average speed in km/h?\nAnswer:",
     ),
 ]
-
-
-def sha256_of(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def gguf_metadata(path):
@@ -421,25 +414,6 @@ def greedy_llama(llm, ids):
         if step + 1 < GREEDY_STEPS:
             llm.eval([token])
     return tokens, top1s, first_logits
-
-
-def write_f32_gguf(src, dst):
-    """Copies the GGUF with every tensor dequantized to f32 (for the exact cross-check)."""
-    reader = gguf.GGUFReader(src)
-    writer = gguf.GGUFWriter(dst, arch=reader.fields["general.architecture"].contents())
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        value = 0 if key == "general.file_type" else field.contents()  # 0 = all f32
-        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(key, value, field.types[0], sub_type=sub_type)
-    for tensor in reader.tensors:
-        data = gguf.quants.dequantize(tensor.data, tensor.tensor_type).astype(np.float32)
-        writer.add_tensor(tensor.name, data.reshape([int(d) for d in reversed(tensor.shape)]))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
 
 
 def agreement(results_a, results_b):

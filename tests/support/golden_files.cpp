@@ -124,6 +124,8 @@ bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, s
       c.tokens = ReadNumbers<int32_t>(in);
     } else if (keyword == "gaps") {
       c.gaps = ReadNumbers<float>(in);
+    } else if (keyword == "deviation") {
+      c.deviations = ReadNumbers<float>(in);
     } else if (keyword != "top1") {
       return false;
     }

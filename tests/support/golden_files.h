@@ -34,6 +34,10 @@ struct GreedyCase {
   std::vector<int32_t> prompt_ids;
   std::vector<int32_t> tokens;  // the reference's greedy continuation
   std::vector<float> gaps;      // top-1 minus top-2 logit at each generated step
+  // Only in llama.cpp's files ("deviation" lines): how far the reference's own arithmetic
+  // (quantized activations) moved its logits at each step, measured against the unquantized
+  // computation; empty for transformers' files, whose arithmetic is f32.
+  std::vector<float> deviations;
 };
 
 // The logits of one prompt at every position from the window on (make_sliding_window_golden.py,
