@@ -4,7 +4,7 @@
 //    a step, and its products equal a double-precision evaluation of the same quantized sums
 //    within the f32 rounding bound, and stay within the quantization bound of the f32 product;
 //  - every SIMD implementation this CPU runs matches the reference bit for bit (quantizer and
-//    product), for all three weight types, rows 1..9 and column counts that leave every
+//    product), for all five weight types, rows 1..9 and column counts that leave every
 //    remainder of the 16-column groups, on random weight bytes (every nibble and int8 value,
 //    -128 included) and on realistic quantized weights;
 //  - output ranges: a range call writes exactly its columns, with the bits of the full call.
@@ -26,7 +26,11 @@
 namespace staticlm::cpu {
 namespace {
 
-const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ8_0};
+const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0};
+
+bool HasMin(DType type) {
+  return type == DType::kQ4_1 || type == DType::kQ5_1;
+}
 const int64_t kOutputs[] = {1, 5, 15, 16, 17, 31, 33, 70};
 const int64_t kInputs[] = {32, 96, 576, 1536};
 const int kBits[] = {8, 16};
@@ -89,7 +93,7 @@ std::vector<uint8_t> RandomBlocks(DType type, int64_t n_out, int64_t n_in, uint3
     if (b % 7 == 3) d = static_cast<uint16_t>(b % 2 == 0 ? 0 : 0x0003);  // zero, subnormal
     uint16_t m = FloatToHalf(5.0f * scale(rng));
     std::memcpy(block, &d, 2);
-    if (type == DType::kQ4_1) std::memcpy(block + 2, &m, 2);
+    if (HasMin(type)) std::memcpy(block + 2, &m, 2);
   }
   return w;
 }
@@ -99,7 +103,11 @@ std::vector<uint8_t> RealisticWeights(DType type, int64_t n_out, int64_t n_in, u
   std::normal_distribution<float> dist(0.0f, 0.05f);
   std::vector<float> values(static_cast<size_t>(n_out * n_in));
   for (float& v : values) v = dist(rng);
-  return test::EncodeFloats(type, values);
+  std::vector<uint8_t> encoded = test::EncodeFloats(type, values);
+  // The test encoder has no Q5 quantizer; any Q5 bytes are valid weights, so random blocks
+  // (every 5-bit value) stand in for them.
+  if (encoded.empty()) return RandomBlocks(type, n_out, n_in, seed);
+  return encoded;
 }
 
 // Quantized rows; q holds the integers widened to int32 for checking.
@@ -137,17 +145,21 @@ void BlockValues(DType type, const uint8_t* row, int64_t b, double* dw, double* 
   std::memcpy(&h, block, 2);
   *dw = HalfToFloat(h);
   *m = 0.0;
-  if (type == DType::kQ4_1) {
+  if (HasMin(type)) {
     std::memcpy(&h, block + 2, 2);
     *m = HalfToFloat(h);
   }
+  const bool five = type == DType::kQ5_0 || type == DType::kQ5_1;
+  const uint8_t* qh = block + (HasMin(type) ? 4 : 2);  // Q5: bit i of these 4 bytes
   for (int i = 0; i < 32; ++i) {
     if (type == DType::kQ8_0) {
       wq[i] = static_cast<int8_t>(block[2 + i]);
     } else {
-      const uint8_t* qs = block + (type == DType::kQ4_1 ? 4 : 2);
+      const uint8_t* qs = qh + (five ? 4 : 0);
       const int nibble = i < 16 ? qs[i] & 0x0f : qs[i - 16] >> 4;
-      wq[i] = nibble - (type == DType::kQ4_0 ? 8 : 0);
+      const int high = five ? ((qh[i / 8] >> (i % 8)) & 1) << 4 : 0;
+      const int offset = type == DType::kQ4_0 ? 8 : type == DType::kQ5_0 ? 16 : 0;
+      wq[i] = (nibble | high) - offset;
     }
   }
 }

@@ -26,7 +26,8 @@ struct Columns {
 };
 
 // Isa provides kColumns, kMaxRows, kPrefetchGroups, a Group made by
-// `static Group MakeGroup(const Columns<kColumns>&)`, the column types Q4_0, Q4_1, Q8_0 and
+// `static Group MakeGroup(const Columns<kColumns>&)`, the column types Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0 and
 //   template <class B, int kBits, int R>
 //   static void RunTile(const Group&, const QuantizedActivations&, int64_t r0, float* y,
 //                       int64_t n_out);
@@ -80,6 +81,10 @@ void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const Quantized
         return Drive<Isa, typename Isa::Q4_0, kBits>(w, n_out, x, y, o_begin, o_end);
       case DType::kQ4_1:
         return Drive<Isa, typename Isa::Q4_1, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ5_0:
+        return Drive<Isa, typename Isa::Q5_0, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ5_1:
+        return Drive<Isa, typename Isa::Q5_1, kBits>(w, n_out, x, y, o_begin, o_end);
       case DType::kQ8_0:
         return Drive<Isa, typename Isa::Q8_0, kBits>(w, n_out, x, y, o_begin, o_end);
       default:

@@ -44,7 +44,7 @@ void QuantizeRows(const float* x, int64_t rows, int64_t n_in, void* q, float* d,
   }
 }
 
-// Block b of a weight row as integers wq[32] and its f16 scales (m = 0 unless Q4_1).
+// Block b of a weight row as integers wq[32] and its f16 scales (m = 0 unless Q4_1 or Q5_1).
 void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
                         float* m) {
   *m = 0.0f;
@@ -54,15 +54,26 @@ void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32
     for (int i = 0; i < 32; ++i) wq[i] = static_cast<int8_t>(block[2 + i]);
     return;
   }
-  const bool q4_1 = type == DType::kQ4_1;
-  const uint8_t* block = row + b * (q4_1 ? 20 : 18);
+  const bool has_min = type == DType::kQ4_1 || type == DType::kQ5_1;
+  const bool five_bits = type == DType::kQ5_0 || type == DType::kQ5_1;
+  const size_t block_bytes = GetDTypeInfo(type).block_bytes;
+  const uint8_t* block = row + b * block_bytes;
   *dw = HalfToFloat(ReadU16(block));
-  if (q4_1) *m = HalfToFloat(ReadU16(block + 2));
-  const uint8_t* qs = block + (q4_1 ? 4 : 2);
-  const int32_t offset = q4_1 ? 0 : 8;
+  if (has_min) *m = HalfToFloat(ReadU16(block + 2));
+  const uint8_t* after_scales = block + (has_min ? 4 : 2);
+  // Q5: a 32-bit word of fifth bits (bit i for element i) precedes the nibbles.
+  uint32_t qh = 0;
+  if (five_bits) {
+    qh = static_cast<uint32_t>(ReadU16(after_scales)) |
+         static_cast<uint32_t>(ReadU16(after_scales + 2)) << 16;
+  }
+  const uint8_t* qs = after_scales + (five_bits ? 4 : 0);
+  const int32_t offset = has_min ? 0 : (five_bits ? 16 : 8);
   for (int i = 0; i < 16; ++i) {
-    wq[i] = (qs[i] & 0x0f) - offset;
-    wq[i + 16] = (qs[i] >> 4) - offset;
+    const int32_t high_lo = static_cast<int32_t>((qh >> i) & 1u) << 4;
+    const int32_t high_hi = static_cast<int32_t>((qh >> (i + 16)) & 1u) << 4;
+    wq[i] = ((qs[i] & 0x0f) | high_lo) - offset;
+    wq[i + 16] = ((qs[i] >> 4) | high_hi) - offset;
   }
 }
 
@@ -77,7 +88,8 @@ float DotRow(DType type, const uint8_t* row, const T* q, const float* d, const i
     int32_t idot = 0;
     for (int i = 0; i < 32; ++i) idot += wq[i] * q[b * kQuantBlock + i];
     float term = (dw * d[b]) * static_cast<float>(idot);
-    if (type == DType::kQ4_1) term = term + m * (d[b] * static_cast<float>(sum[b]));
+    if (type == DType::kQ4_1 || type == DType::kQ5_1)
+      term = term + m * (d[b] * static_cast<float>(sum[b]));
     acc = acc + term;
   }
   return acc;

@@ -7,8 +7,9 @@
 // columns at a time (column j + 4k in 128-bit lane k of register j). int16 activations meet
 // the weights widened to 16 bits in vpmaddwd; int8 activations use vpmaddubsw (u8 × s8 pairs
 // to s16, which saturates above 32767), so Q8_0's signed weights go in as |w| against the
-// activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles as they
-// are; vpmaddwd by ones then widens the pairs to int32.
+// activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles and Q5's
+// 5-bit values as they are (at most 2 · 31 · 127); vpmaddwd by ones then widens the pairs to
+// int32.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_int8_drive.h"
 
@@ -97,9 +98,10 @@ struct Q4Columns {
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
   static constexpr bool kSigned = false;
-  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
-                                 __m256i hi[4]) {
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, size_t at, __m256i lo[4], __m256i hi[4]) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
+    const uint8_t* const* cols = g.cols;
     at += kQsOffset;
     for (int j = 0; j < 4; ++j) {
       const __m256i v = Load2x128(cols[j] + at, cols[j + 4] + at);
@@ -111,13 +113,56 @@ struct Q4Columns {
 using Q4_0Columns = Q4Columns<18, 2, 8, false>;  // u = nibble = wq + 8
 using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
 
+// 0x10 in byte i of each 128-bit lane whose bit i (of the 16 that `spread` picks from the
+// lane's word) is set, else 0.
+STATICLM_AVX2 __m256i FifthBits(__m256i words, __m256i spread, __m256i bit, __m256i fifth) {
+  const __m256i tested = _mm256_and_si256(_mm256_shuffle_epi8(words, spread), bit);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(tested, bit), fifth);
+}
+
+// Q5: the nibbles plus bit 4 from the block's 32-bit qh (bit i for element i), as in the VNNI
+// file: the columns' qh words gathered (lane c: column c), column j + 4k's word spread over
+// 128-bit lane k of register j so that byte i tests bit i, compared against 1, 2, 4, ... 128.
+template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
+struct Q5Columns {
+  static constexpr size_t kBytes = kBlockBytes;
+  static constexpr int32_t kOffset = kBias;
+  static constexpr bool kHasMin = kMin;
+  static constexpr bool kSigned = false;
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, size_t at, __m256i lo[4], __m256i hi[4]) {
+    const __m256i nibble = _mm256_set1_epi8(0x0f), fifth = _mm256_set1_epi8(0x10);
+    const __m256i qh = _mm256_i32gather_epi32(
+        reinterpret_cast<const int*>(g.cols[0] + at + kQhOffset), g.offsets, 1);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    // Bytes 0-7 of each lane from byte 0 (lo) or 2 (hi) of the word, bytes 8-15 from 1 or 3.
+    const __m256i spread_lo =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m256i spread_hi =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i lane_columns = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);
+    const size_t qs = at + kQhOffset + 4;
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = Load2x128(g.cols[j] + qs, g.cols[j + 4] + qs);
+      const __m256i words =
+          _mm256_permutevar8x32_epi32(qh, _mm256_add_epi32(lane_columns, _mm256_set1_epi32(j)));
+      lo[j] = _mm256_or_si256(_mm256_and_si256(v, nibble), FifthBits(words, spread_lo, bit, fifth));
+      hi[j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble),
+                              FifthBits(words, spread_hi, bit, fifth));
+    }
+  }
+};
+using Q5_0Columns = Q5Columns<22, 2, 16, false>;  // u = 5-bit value = wq + 16
+using Q5_1Columns = Q5Columns<24, 4, 0, true>;    // u = 5-bit value = wq
+
 struct Q8_0Columns {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 0;
   static constexpr bool kHasMin = false;
   static constexpr bool kSigned = true;
-  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
-                                 __m256i hi[4]) {
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, size_t at, __m256i lo[4], __m256i hi[4]) {
+    const uint8_t* const* cols = g.cols;
     at += 2;
     for (int j = 0; j < 4; ++j) {
       lo[j] = Load2x128(cols[j] + at, cols[j + 4] + at);
@@ -227,7 +272,7 @@ STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
     const __m256 dw = LowHalves(words);
     const __m256 m = B::kHasMin ? LowHalves(_mm256_srli_epi32(words, 16)) : _mm256_setzero_ps();
     __m256i lo[4], hi[4];
-    B::Load(g.cols, at, lo, hi);
+    B::Load(g, at, lo, hi);
     __m256i w16[4][4];
     if constexpr (kBits == 16) Widen<B>(lo, hi, w16);
     for (int r = 0; r < R; ++r) {
@@ -267,6 +312,8 @@ struct Avx2Isa {
   using Group = detail::Group;
   using Q4_0 = Q4_0Columns;
   using Q4_1 = Q4_1Columns;
+  using Q5_0 = Q5_0Columns;
+  using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
   STATICLM_AVX2_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;

@@ -81,9 +81,10 @@ struct Q4Columns {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
-  STATICLM_VNNI static void Load(const uint8_t* const* cols, size_t at, __m512i lo[4],
-                                 __m512i hi[4]) {
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, size_t at, __m512i lo[4], __m512i hi[4]) {
     const __m512i nibble = _mm512_set1_epi8(0x0f);
+    const uint8_t* const* cols = g.cols;
     at += kQsOffset;
     for (int j = 0; j < 4; ++j) {
       __m512i v = Load4x128(cols[j] + at, cols[j + 4] + at, cols[j + 8] + at, cols[j + 12] + at);
@@ -95,13 +96,54 @@ struct Q4Columns {
 using Q4_0Columns = Q4Columns<18, 2, 8, false>;  // u = nibble = wq + 8
 using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
 
+// Q5: the nibbles as in Q4, plus bit 4 from the block's 32-bit qh (bit i for element i). The
+// columns' qh words are gathered into one register (lane c: column c); for register j each
+// 128-bit lane k gets column j + 4k's word, whose bytes are spread so that byte i of the lane
+// tests bit i of its 16 (vpshufb, then vptestmb against 1, 2, 4, ... 128 per 8 bytes).
+template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
+struct Q5Columns {
+  static constexpr size_t kBytes = kBlockBytes;
+  static constexpr int32_t kOffset = kBias;
+  static constexpr bool kHasMin = kMin;
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, size_t at, __m512i lo[4], __m512i hi[4]) {
+    const __m512i nibble = _mm512_set1_epi8(0x0f), fifth = _mm512_set1_epi8(0x10);
+    const __m512i qh = _mm512_i32gather_epi32(g.offsets, g.cols[0] + at + kQhOffset, 1);
+    const __m512i bit = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
+    // Bytes 0-7 of each lane from byte 0 (lo) or 2 (hi) of the word, bytes 8-15 from 1 or 3.
+    const __m512i spread_lo =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m512i spread_hi =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m512i lane_columns =
+        _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const size_t qs = at + kQhOffset + 4;
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t* const* cols = g.cols;
+      const __m512i v =
+          Load4x128(cols[j] + qs, cols[j + 4] + qs, cols[j + 8] + qs, cols[j + 12] + qs);
+      const __m512i words =
+          _mm512_permutexvar_epi32(_mm512_add_epi32(lane_columns, _mm512_set1_epi32(j)), qh);
+      const __mmask64 high_lo = _mm512_test_epi8_mask(_mm512_shuffle_epi8(words, spread_lo), bit);
+      const __mmask64 high_hi = _mm512_test_epi8_mask(_mm512_shuffle_epi8(words, spread_hi), bit);
+      const __m512i low_nibbles = _mm512_and_si512(v, nibble);
+      const __m512i high_nibbles = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      lo[j] = _mm512_mask_add_epi8(low_nibbles, high_lo, low_nibbles, fifth);
+      hi[j] = _mm512_mask_add_epi8(high_nibbles, high_hi, high_nibbles, fifth);
+    }
+  }
+};
+using Q5_0Columns = Q5Columns<22, 2, 16, false>;  // u = 5-bit value = wq + 16
+using Q5_1Columns = Q5Columns<24, 4, 0, true>;    // u = 5-bit value = wq
+
 struct Q8_0Columns {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 128;  // u = wq xor 0x80 = wq + 128
   static constexpr bool kHasMin = false;
-  STATICLM_VNNI static void Load(const uint8_t* const* cols, size_t at, __m512i lo[4],
-                                 __m512i hi[4]) {
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, size_t at, __m512i lo[4], __m512i hi[4]) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+    const uint8_t* const* cols = g.cols;
     at += 2;
     for (int j = 0; j < 4; ++j) {
       lo[j] = _mm512_xor_si512(
@@ -185,7 +227,7 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
     const __m512 dw = LowHalves(words);
     const __m512 m = B::kHasMin ? LowHalves(_mm512_srli_epi32(words, 16)) : _mm512_setzero_ps();
     __m512i lo[4], hi[4];
-    B::Load(g.cols, at, lo, hi);
+    B::Load(g, at, lo, hi);
     __m512i w16[4][4];
     if constexpr (kBits == 16) {  // widen the unsigned bytes: elements 0-7, 8-15, 16-23, 24-31
       const __m512i zero = _mm512_setzero_si512();
@@ -226,6 +268,8 @@ struct VnniIsa {
   using Group = detail::Group;
   using Q4_0 = Q4_0Columns;
   using Q4_1 = Q4_1Columns;
+  using Q5_0 = Q5_0Columns;
+  using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
   STATICLM_VNNI_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
