@@ -1,8 +1,8 @@
 // The CPU backend with Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights: one-op plans built by hand and
 // run on two threads with each SIMD ISA's kernels, the reference kernels and int8 activations.
-// The K-quants have SIMD tiles but no integer kernels, so with int8 activations every product
+// Q5_K and Q6_K have SIMD tiles but no integer kernels, so with int8 activations every product
 // of theirs (and every fused product that includes one) keeps f32 activations; the Q5 types
-// have integer kernels:
+// and Q4_K have integer kernels:
 //  - with the reference kernels and f32 activations, each output equals, bit for bit, an f32
 //    product written here over the dequantized weights (summed in index order, as the
 //    reference does);
@@ -10,10 +10,10 @@
 //    (its bits depend only on the row, the weight row and the ISA: fast_matmul.h), however the
 //    backend splits and fuses the work. The reference fallback, or the integer path's
 //    quantized x, would give other bits and fail;
-//  - a Q5 product with int8 activations equals the integer reference (quantize x, then
+//  - a Q5 or Q4_K product with int8 activations equals the integer reference (quantize x, then
 //    ref::MatMulIntRange) bit for bit, with the reference and the SIMD kernels alike.
 // Embedding tables of these types give their dequantized rows; the integer reference refuses
-// the K-quants loudly (NaN) rather than decoding them as Q4_0.
+// Q5_K and Q6_K loudly (NaN) rather than decoding them as Q4_0.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -131,8 +131,8 @@ void ExpectBitwise(const std::vector<float>& want, const std::vector<float>& got
 }
 
 // A plain product with a weight of each new type; a Q8_0 product in front of it, so that the
-// int8 configuration really sets up its integer kernels, and must refuse them for a K-quant op
-// and use them for a Q5 one.
+// int8 configuration really sets up its integer kernels, and must refuse them for a Q5_K or
+// Q6_K op and use them for a Q5 or Q4_K one.
 TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
   for (DType type : kNewTypes) {
     const int64_t n_out = 37, n_in = 512, chunk = 6, rows = 5;
@@ -203,7 +203,7 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
   }
 }
 
-// The integer reference has no decoder for the K-quants: called with one anyway (a contract
+// The integer reference has no decoder for Q5_K and Q6_K: called with one anyway (a contract
 // violation the backend never commits), it must not decode the bytes as another type.
 TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   const int64_t n_out = 3, n_in = 256, rows = 2;
@@ -212,7 +212,7 @@ TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   std::vector<float> d(size_t(rows * n_in / kQuantBlock));
   std::vector<int32_t> sum(d.size());
   ref::QuantizeInt8(x.data(), rows, n_in, q.data(), d.data(), sum.data());
-  for (DType type : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ5_K, DType::kQ6_K}) {
     SCOPED_TRACE(DTypeName(type));
     EXPECT_FALSE(IntSupportsType(type));
     const std::vector<uint8_t> w = vktest::RandomWeights(type, n_out * n_in, 9);
