@@ -122,14 +122,21 @@ struct BlockScales {
   }
 };
 
-// 8 columns' block: lo[j] / hi[j] hold elements 0-15 / 16-31 of columns j (lane 0) and j + 4
-// (lane 1), as unsigned nibbles (Q4: u = wq + kOffset) or signed bytes (Q8_0, kSigned).
-template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
-struct Q4Columns : BlockScales<kBlockBytes, kMin> {
+// A column type of whole 32-value blocks: its bytes per block, the bias that makes its weights
+// unsigned (u = wq + kOffset) and whether it has a min.
+template <size_t kBlockBytes, int32_t kBias, bool kMin>
+struct WholeBlocks : BlockScales<kBlockBytes, kMin> {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
   static constexpr bool kSigned = false;
+};
+
+// 8 columns' block: lo[j] / hi[j] hold elements 0-15 / 16-31 of columns j (lane 0) and j + 4
+// (lane 1), as unsigned nibbles (Q4: u = wq + kOffset) or signed bytes (Q8_0, kSigned).
+template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
+struct Q4Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
   template <class G>
   STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
@@ -156,11 +163,8 @@ STATICLM_AVX2 __m256i FifthBits(__m256i words, __m256i spread, __m256i bit, __m2
 // file: the columns' qh words gathered (lane c: column c), column j + 4k's word spread over
 // 128-bit lane k of register j so that byte i tests bit i, compared against 1, 2, 4, ... 128.
 template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
-struct Q5Columns : BlockScales<kBlockBytes, kMin> {
-  static constexpr size_t kBytes = kBlockBytes;
-  static constexpr int32_t kOffset = kBias;
-  static constexpr bool kHasMin = kMin;
-  static constexpr bool kSigned = false;
+struct Q5Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
   template <class G>
   STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
     const size_t at = static_cast<size_t>(b) * kBytes;

@@ -92,13 +92,20 @@ struct BlockScales {
   }
 };
 
-// Weight blocks of 16 columns as unsigned bytes u = wq + kOffset. lo[j] and hi[j] hold, in
-// 128-bit lane k, elements 0-15 and 16-31 of column j + 4k: the order Reduce4 expects.
-template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
-struct Q4Columns : BlockScales<kBlockBytes, kMin> {
+// A column type of whole 32-value blocks: its bytes per block, the bias that makes its weights
+// unsigned (u = wq + kOffset) and whether it has a min.
+template <size_t kBlockBytes, int32_t kBias, bool kMin>
+struct WholeBlocks : BlockScales<kBlockBytes, kMin> {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
+};
+
+// Weight blocks of 16 columns as unsigned bytes u = wq + kOffset. lo[j] and hi[j] hold, in
+// 128-bit lane k, elements 0-15 and 16-31 of column j + 4k: the order Reduce4 expects.
+template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
+struct Q4Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
   template <class G>
   STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
     const __m512i nibble = _mm512_set1_epi8(0x0f);
@@ -119,10 +126,8 @@ using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
 // 128-bit lane k gets column j + 4k's word, whose bytes are spread so that byte i of the lane
 // tests bit i of its 16 (vpshufb, then vptestmb against 1, 2, 4, ... 128 per 8 bytes).
 template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
-struct Q5Columns : BlockScales<kBlockBytes, kMin> {
-  static constexpr size_t kBytes = kBlockBytes;
-  static constexpr int32_t kOffset = kBias;
-  static constexpr bool kHasMin = kMin;
+struct Q5Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
   template <class G>
   STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
     const size_t at = static_cast<size_t>(b) * kBytes;
