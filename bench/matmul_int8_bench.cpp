@@ -11,11 +11,13 @@
 //
 //   matmul_int8_bench [--reps 9] [--threads 1|2] [--pool-mib 256] [--rows-prefill 64]
 //                     [--isa avx512|avx2]   (avx512: f32 AVX-512 vs VNNI; avx2: both AVX2)
+//                     [--shapes smollm2|gemma3]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
@@ -42,6 +44,15 @@ const Shape kShapes[] = {
     {"ffn_gate/up 1536x576 Q8_0", DType::kQ8_0, 1536, 576},
     {"ffn_down 576x1536 Q8_0", DType::kQ8_0, 576, 1536},
     {"output 49152x576 Q8_0", DType::kQ8_0, 49152, 576},
+};
+
+// Gemma 3 270M (Q4_K_M file): the Q5_0 products, and the tied Q8_0 head that dominates a
+// decode step's bytes.
+const Shape kGemmaShapes[] = {
+    {"attn_q 1024x640 Q5_0", DType::kQ5_0, 1024, 640},
+    {"ffn_gate/up 2048x640 Q5_0", DType::kQ5_0, 2048, 640},
+    {"attn_v 256x640 Q8_0", DType::kQ8_0, 256, 640},
+    {"output 262144x640 Q8_0", DType::kQ8_0, 262144, 640},
 };
 
 std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
@@ -165,7 +176,7 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
 int main(int argc, char** argv) {
   using namespace staticlm::cpu;
   int reps = 9, threads = 1;
-  bool avx2 = false;
+  bool avx2 = false, gemma = false;
   int64_t prefill_rows = 64;
   size_t pool_mib = 256;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -180,6 +191,8 @@ int main(int argc, char** argv) {
       prefill_rows = std::atoll(argv[i + 1]);
     else if (flag == "--isa")
       avx2 = std::string(argv[i + 1]) == "avx2";
+    else if (flag == "--shapes")
+      gemma = std::string(argv[i + 1]) == "gemma3";
     else {
       std::fprintf(stderr, "matmul_int8_bench: unknown flag %s\n", flag.c_str());
       return 2;
@@ -200,9 +213,11 @@ int main(int argc, char** argv) {
       "%s f32 vs %s; threads %d, reps %d, medians; ratio > 1: the integer kernel is "
       "faster\n",
       MatMulIsaName(f32_isa), kernels.int8.name, threads, reps);
-  for (const Shape& shape : kShapes) Measure(shape, 1, reps, threads, pool_mib << 20, kernels);
-  for (const Shape& shape : kShapes) {
-    if (shape.n_out <= 1536) Measure(shape, prefill_rows, reps, threads, pool_mib << 20, kernels);
+  std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
+  if (gemma) shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
+  for (const Shape& shape : shapes) Measure(shape, 1, reps, threads, pool_mib << 20, kernels);
+  for (const Shape& shape : shapes) {
+    if (shape.n_out <= 2048) Measure(shape, prefill_rows, reps, threads, pool_mib << 20, kernels);
   }
   return 0;
 }

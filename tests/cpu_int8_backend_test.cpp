@@ -47,9 +47,10 @@ bool SimdHere() {
 }
 
 void CheckPlainProduct(int bits) {
-  for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ8_0}) {
+  for (DType type :
+       {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0, DType::kQ4_K}) {
     SCOPED_TRACE(std::string(DTypeName(type)) + " int" + std::to_string(bits));
-    const int64_t n_out = 200, n_in = 160, chunk = 11, rows = 9;
+    const int64_t n_out = 200, n_in = type == DType::kQ4_K ? 512 : 160, chunk = 11, rows = 9;
     PlanHarness h(chunk);
     uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
     uint32_t w = h.Tensor(BufferId::kWeights, type, {n_out, n_in}, "w");

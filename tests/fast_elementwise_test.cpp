@@ -1,6 +1,6 @@
-// The SIMD element-wise kernels (RMSNorm, SiLU-multiply, softmax; AVX2 and NEON) against the
-// reference ones on random data of awkward sizes and extreme values: only the order of float
-// additions and the last bits of e^x may differ.
+// The SIMD element-wise kernels (RMSNorm, SiLU-multiply, GELU-multiply, softmax; AVX2 and NEON)
+// against the reference ones on random data of awkward sizes and extreme values: only the order of
+// float additions and the last bits of e^x may differ.
 #include <cmath>
 #include <random>
 #include <string>
@@ -68,6 +68,40 @@ TEST_P(FastElementwiseTest, SiluMulMatchesReferenceOverTheWholeRange) {
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_NEAR(got[i], expected[i], 4e-7f * std::fabs(expected[i]) + 1e-30f)
           << "gate " << gate[size_t(i)] << " n " << n;
+    }
+  }
+}
+
+// x · up · (1 + tanh(√(2/π) (x + 0.044715 x³))) / 2 in double from the f32 inputs.
+double ExactGeluMul(float x, float up) {
+  const double xd = x, u = 0.7978845608028654 * (xd + 0.044715 * xd * xd * xd);
+  return 0.5 * xd * (1.0 + std::tanh(u)) * up;
+}
+
+// Where 1 + tanh(u) cancels (x ≪ 0) neither form is accurate relative to its tiny result, so
+// both are held to the exact value within a bound relative to |x · up|, the scale of their
+// roundings. The reference is checked too: it is the oracle the plan's tests lean on.
+TEST_P(FastElementwiseTest, GeluMulMatchesTheExactValueOverTheWholeRange) {
+  ASSERT_NE(SelectElementwise(DetectCpuFeatures(), false).gelu_mul, nullptr);
+  ASSERT_NE(SelectElementwise(DetectCpuFeatures(), true).gelu_mul, nullptr);
+  if (kernels_.gelu_mul == nullptr) GTEST_SKIP() << "no " << GetParam() << " GELU (reference)";
+  for (int64_t n : kSizes) {
+    for (float spread : {1.0f, 6.0f}) {
+      auto gate = Random(size_t(n), spread, 6), up = Random(size_t(n), 1.0f, 7);
+      gate[0] = -100.0f;  // e^(−2u) far beyond f32: the result is (almost) zero
+      if (n > 1) gate[1] = 100.0f;
+      if (n > 2) gate[2] = 0.0f;
+      if (n > 3) gate[3] = -1e-30f;
+      std::vector<float> reference = gate, got = gate;
+      ref::GeluMul(reference.data(), up.data(), n);
+      kernels_.gelu_mul(got.data(), up.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = gate[size_t(i)], y = up[size_t(i)];
+        const double exact = ExactGeluMul(x, y);
+        const double bound = 1e-6 * std::fabs(double(x) * y) + 1e-37;
+        ASSERT_NEAR(got[size_t(i)], exact, bound) << "x " << x << " n " << n;
+        ASSERT_NEAR(reference[size_t(i)], exact, bound) << "reference, x " << x;
+      }
     }
   }
 }

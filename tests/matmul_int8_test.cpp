@@ -4,7 +4,7 @@
 //    a step, and its products equal a double-precision evaluation of the same quantized sums
 //    within the f32 rounding bound, and stay within the quantization bound of the f32 product;
 //  - every SIMD implementation this CPU runs matches the reference bit for bit (quantizer and
-//    product), for all three weight types, rows 1..9 and column counts that leave every
+//    product), for all six weight types, rows 1..9 and column counts that leave every
 //    remainder of the 16-column groups, on random weight bytes (every nibble and int8 value,
 //    -128 included) and on realistic quantized weights;
 //  - output ranges: a range call writes exactly its columns, with the bits of the full call.
@@ -26,9 +26,20 @@
 namespace staticlm::cpu {
 namespace {
 
-const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ8_0};
+const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                        DType::kQ5_1, DType::kQ8_0, DType::kQ4_K};
+
+// Q4_K: an f16 dmin after d, as Q4_1's m.
+bool HasMin(DType type) {
+  return type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K;
+}
+
+// Whether rows of n_in values of `type` exist (Q4_K: whole super-blocks of 256).
+bool Fits(DType type, int64_t n_in) {
+  return n_in % GetDTypeInfo(type).block_elements == 0;
+}
 const int64_t kOutputs[] = {1, 5, 15, 16, 17, 31, 33, 70};
-const int64_t kInputs[] = {32, 96, 576, 1536};
+const int64_t kInputs[] = {32, 96, 256, 576, 1536};
 const int kBits[] = {8, 16};
 
 int QMax(int bits) {
@@ -89,7 +100,7 @@ std::vector<uint8_t> RandomBlocks(DType type, int64_t n_out, int64_t n_in, uint3
     if (b % 7 == 3) d = static_cast<uint16_t>(b % 2 == 0 ? 0 : 0x0003);  // zero, subnormal
     uint16_t m = FloatToHalf(5.0f * scale(rng));
     std::memcpy(block, &d, 2);
-    if (type == DType::kQ4_1) std::memcpy(block + 2, &m, 2);
+    if (HasMin(type)) std::memcpy(block + 2, &m, 2);
   }
   return w;
 }
@@ -99,7 +110,11 @@ std::vector<uint8_t> RealisticWeights(DType type, int64_t n_out, int64_t n_in, u
   std::normal_distribution<float> dist(0.0f, 0.05f);
   std::vector<float> values(static_cast<size_t>(n_out * n_in));
   for (float& v : values) v = dist(rng);
-  return test::EncodeFloats(type, values);
+  std::vector<uint8_t> encoded = test::EncodeFloats(type, values);
+  // The test encoder has no Q5 quantizer; any Q5 bytes are valid weights, so random blocks
+  // (every 5-bit value) stand in for them.
+  if (encoded.empty()) return RandomBlocks(type, n_out, n_in, seed);
+  return encoded;
 }
 
 // Quantized rows; q holds the integers widened to int32 for checking.
@@ -129,25 +144,47 @@ IntKernels Reference(int bits) {
   return IntKernelsFor(IntIsa::kReference, bits);
 }
 
-// The f16 scales and exact integer weights of block b, decoded independently of the kernels.
+// Q4_K's 32-value sub-block b % 8 of super-block b / 8, from ggml's layout: 6-bit scale and
+// min j in scales[j] and scales[j + 4] (j < 4), else split over scales[j + 4] and the top bits
+// of scales[j − 4] and scales[j]; the nibbles of sub-blocks 2i and 2i + 1 share 32 bytes.
+void Q4KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
+  const uint8_t* block = row + (b / 8) * 144;
+  const int j = static_cast<int>(b % 8);
+  const uint8_t* q = block + 4;
+  const int sc = j < 4 ? q[j] & 63 : (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
+  const int mn = j < 4 ? q[j + 4] & 63 : (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  uint16_t h = 0;
+  std::memcpy(&h, block, 2);
+  *dw = HalfToFloat(h) * double(sc);
+  std::memcpy(&h, block + 2, 2);
+  *m = -HalfToFloat(h) * double(mn);
+  for (int i = 0; i < 32; ++i) wq[i] = (block[16 + 32 * (j / 2) + i] >> (4 * (j % 2))) & 0x0f;
+}
+
+// The scales and exact integer weights of block b, decoded independently of the kernels.
 void BlockValues(DType type, const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
+  if (type == DType::kQ4_K) return Q4KBlockValues(row, b, dw, m, wq);
   const size_t bytes = GetDTypeInfo(type).block_bytes;
   const uint8_t* block = row + b * bytes;
   uint16_t h = 0;
   std::memcpy(&h, block, 2);
   *dw = HalfToFloat(h);
   *m = 0.0;
-  if (type == DType::kQ4_1) {
+  if (HasMin(type)) {
     std::memcpy(&h, block + 2, 2);
     *m = HalfToFloat(h);
   }
+  const bool five = type == DType::kQ5_0 || type == DType::kQ5_1;
+  const uint8_t* qh = block + (HasMin(type) ? 4 : 2);  // Q5: bit i of these 4 bytes
   for (int i = 0; i < 32; ++i) {
     if (type == DType::kQ8_0) {
       wq[i] = static_cast<int8_t>(block[2 + i]);
     } else {
-      const uint8_t* qs = block + (type == DType::kQ4_1 ? 4 : 2);
+      const uint8_t* qs = qh + (five ? 4 : 0);
       const int nibble = i < 16 ? qs[i] & 0x0f : qs[i - 16] >> 4;
-      wq[i] = nibble - (type == DType::kQ4_0 ? 8 : 0);
+      const int high = five ? ((qh[i / 8] >> (i % 8)) & 1) << 4 : 0;
+      const int offset = type == DType::kQ4_0 ? 8 : type == DType::kQ5_0 ? 16 : 0;
+      wq[i] = (nibble | high) - offset;
     }
   }
 }
@@ -202,6 +239,7 @@ TEST(MatMulInt8Test, ReferenceComputesTheStatedSums) {
   for (int bits : kBits) {
     for (DType type : kTypes) {
       for (int64_t n_in : kInputs) {
+        if (!Fits(type, n_in)) continue;
         const int64_t rows = 2, n_out = 9, blocks = n_in / kQuantBlock;
         std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 11);
         std::vector<float> x = Activations(rows, n_in, 12);
@@ -242,7 +280,7 @@ TEST(MatMulInt8Test, ReferenceComputesTheStatedSums) {
 TEST(MatMulInt8Test, ReferenceStaysWithinTheQuantizationBoundOfTheF32Product) {
   for (int bits : kBits) {
     for (DType type : kTypes) {
-      const int64_t rows = 3, n_out = 20, n_in = 576, blocks = n_in / kQuantBlock;
+      const int64_t rows = 3, n_out = 20, n_in = 768, blocks = n_in / kQuantBlock;
       std::vector<uint8_t> w = RealisticWeights(type, n_out, n_in, 21);
       std::vector<float> x = Activations(rows, n_in, 22);
       Quantized z = Quantize(Reference(bits), x, rows, n_in);
@@ -322,6 +360,7 @@ TEST(MatMulInt8Test, SimdProductMatchesReferenceBitwise) {
   for (const IntKernels& k : impls) {
     for (DType type : kTypes) {
       for (int64_t n_in : kInputs) {
+        if (!Fits(type, n_in)) continue;
         for (int64_t n_out : kOutputs) {
           std::vector<uint8_t> random = RandomBlocks(type, n_out, n_in, ++seed);
           std::vector<uint8_t> realistic = RealisticWeights(type, n_out, n_in, ++seed);
@@ -339,7 +378,7 @@ TEST(MatMulInt8Test, SimdProductMatchesReferenceBitwise) {
 TEST(MatMulInt8Test, RangesWriteTheirColumnsOnlyWithTheFullCallsBits) {
   std::vector<IntKernels> impls = {Reference(8), Reference(16)};
   for (const IntKernels& k : SimdHere()) impls.push_back(k);
-  const int64_t n_out = 70, n_in = 96, rows = 6;
+  const int64_t n_out = 70, n_in = 256, rows = 6;
   const int64_t ranges[][2] = {{0, 70}, {0, 1}, {3, 20}, {16, 32}, {17, 70}, {69, 70}, {5, 5}};
   for (const IntKernels& k : impls) {
     for (DType type : kTypes) {

@@ -1,15 +1,19 @@
 // The CPU backend with Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights: one-op plans built by hand and
 // run on two threads with each SIMD ISA's kernels, the reference kernels and int8 activations.
-// These types have SIMD tiles but no integer kernels, so with int8 activations every product
-// of theirs keeps f32 activations:
-//  - with the reference kernels, each output equals, bit for bit, an f32 product written here
-//    over the dequantized weights (summed in index order, as the reference does);
+// Q5_K and Q6_K have SIMD tiles but no integer kernels, so with int8 activations every product
+// of theirs (and every fused product that includes one) keeps f32 activations; the Q5 types
+// and Q4_K have integer kernels:
+//  - with the reference kernels and f32 activations, each output equals, bit for bit, an f32
+//    product written here over the dequantized weights (summed in index order, as the
+//    reference does);
 //  - with an ISA's kernels, each output equals, bit for bit, that ISA's product called directly
 //    (its bits depend only on the row, the weight row and the ISA: fast_matmul.h), however the
 //    backend splits and fuses the work. The reference fallback, or the integer path's
-//    quantized x, would give other bits and fail.
+//    quantized x, would give other bits and fail;
+//  - a Q5 or Q4_K product with int8 activations equals the integer reference (quantize x, then
+//    ref::MatMulIntRange) bit for bit, with the reference and the SIMD kernels alike.
 // Embedding tables of these types give their dequantized rows; the integer reference refuses
-// the types loudly (NaN) rather than decoding them as Q4_0.
+// Q5_K and Q6_K loudly (NaN) rather than decoding them as Q4_0.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -91,10 +95,26 @@ std::vector<float> DequantizedProduct(DType type, const std::vector<uint8_t>& w,
   return y;
 }
 
-// What configuration c must give: the reference's index-order sum, or c's ISA's own product.
+// x quantized to int8 by the reference, then the integer reference product.
+std::vector<float> IntegerProduct(DType type, const std::vector<uint8_t>& w, int64_t n_out,
+                                  int64_t n_in, const std::vector<float>& x, int64_t rows) {
+  std::vector<int16_t> q(static_cast<size_t>(rows * n_in));
+  std::vector<float> d(static_cast<size_t>(rows * n_in / kQuantBlock));
+  std::vector<int32_t> sum(d.size());
+  ref::QuantizeInt8(x.data(), rows, n_in, q.data(), d.data(), sum.data());
+  std::vector<float> y(static_cast<size_t>(rows * n_out));
+  ref::MatMulIntRange(type, w.data(), n_out, {q.data(), d.data(), sum.data(), rows, n_in, 8},
+                      y.data(), 0, n_out);
+  return y;
+}
+
+// What configuration c must give: the integer reference's product when the op's weights all
+// have integer kernels (`integer_op`) and c quantizes activations, else the reference's
+// index-order sum, or c's ISA's own product.
 std::vector<float> Expected(const Config& c, DType type, const std::vector<uint8_t>& w,
-                            int64_t n_out, int64_t n_in, const std::vector<float>& x,
-                            int64_t rows) {
+                            int64_t n_out, int64_t n_in, const std::vector<float>& x, int64_t rows,
+                            bool integer_op) {
+  if (integer_op && c.activation_bits == 8) return IntegerProduct(type, w, n_out, n_in, x, rows);
   if (c.reference) return DequantizedProduct(type, w, n_out, n_in, x, rows);
   std::vector<float> y(static_cast<size_t>(rows * n_out));
   MatMulFor(c.isa)(type, w.data(), n_out, n_in, x.data(), rows, y.data());
@@ -111,7 +131,8 @@ void ExpectBitwise(const std::vector<float>& want, const std::vector<float>& got
 }
 
 // A plain product with a weight of each new type; a Q8_0 product in front of it, so that the
-// int8 configuration really sets up its integer kernels and must refuse them for this op.
+// int8 configuration really sets up its integer kernels, and must refuse them for a Q5_K or
+// Q6_K op and use them for a Q5 or Q4_K one.
 TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
   for (DType type : kNewTypes) {
     const int64_t n_out = 37, n_in = 512, chunk = 6, rows = 5;
@@ -140,8 +161,8 @@ TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
         EXPECT_TRUE(integer) << description;  // the integer path is set up, and must refuse
       }
       if (c.activation_bits == 8 && !integer) std::printf("note: %s\n", description.c_str());
-      ExpectBitwise(Expected(c, type, wb, n_out, n_in, xv, rows), vktest::Values(h, r, y, rows),
-                    "y");
+      ExpectBitwise(Expected(c, type, wb, n_out, n_in, xv, rows, IntSupportsType(type)),
+                    vktest::Values(h, r, y, rows), "y");
     }
   }
 }
@@ -176,13 +197,13 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     for (int i = 0; i < 3; ++i) {
       SCOPED_TRACE(DTypeName(types[i]));
-      ExpectBitwise(Expected(c, types[i], bytes[i], n_out[i], n_in, xv, rows),
+      ExpectBitwise(Expected(c, types[i], bytes[i], n_out[i], n_in, xv, rows, false),
                     vktest::Values(h, r, y[i], rows), "y");
     }
   }
 }
 
-// The integer reference has no decoder for these types: called with one anyway (a contract
+// The integer reference has no decoder for Q5_K and Q6_K: called with one anyway (a contract
 // violation the backend never commits), it must not decode the bytes as another type.
 TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   const int64_t n_out = 3, n_in = 256, rows = 2;
@@ -191,7 +212,7 @@ TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   std::vector<float> d(size_t(rows * n_in / kQuantBlock));
   std::vector<int32_t> sum(d.size());
   ref::QuantizeInt8(x.data(), rows, n_in, q.data(), d.data(), sum.data());
-  for (DType type : kNewTypes) {
+  for (DType type : {DType::kQ5_K, DType::kQ6_K}) {
     SCOPED_TRACE(DTypeName(type));
     EXPECT_FALSE(IntSupportsType(type));
     const std::vector<uint8_t> w = vktest::RandomWeights(type, n_out * n_in, 9);

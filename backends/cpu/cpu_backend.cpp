@@ -66,6 +66,23 @@ void MatMulTask(void* user, int task) {
   }
 }
 
+// A GELU-multiply cut into tasks of kGeluTaskValues values: a prefill chunk's (rows × FFN
+// width) is worth splitting over the threads, a decode step's is one task.
+constexpr int64_t kGeluTaskValues = 8192;
+
+struct GeluJob {
+  void (*fn)(float* gate, const float* up, int64_t n);
+  float* gate;
+  const float* up;
+  int64_t n;
+};
+
+void GeluTask(void* user, int task) {
+  const GeluJob& j = *static_cast<const GeluJob*>(user);
+  const int64_t begin = task * kGeluTaskValues;
+  j.fn(j.gate + begin, j.up + begin, std::min(kGeluTaskValues, j.n - begin));
+}
+
 // The reference product restricted to an output range, for --reference runs on threads.
 void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
                           int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
@@ -408,9 +425,16 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
     case OpKind::kSiluMul:
       elementwise_.silu_mul(y, input_f32(0), rows * width);
       return;
-    case OpKind::kGeluMul:
-      ref::GeluMul(y, input_f32(0), rows * width);
+    case OpKind::kGeluMul: {
+      GeluJob job{elementwise_.gelu_mul, y, input_f32(0), rows * width};
+      const int64_t tasks = (job.n + kGeluTaskValues - 1) / kGeluTaskValues;
+      if (tasks <= 1) {
+        job.fn(job.gate, job.up, job.n);
+      } else {
+        pool_.ParallelFor(static_cast<int>(tasks), GeluTask, &job);
+      }
       return;
+    }
     case OpKind::kTakeLast: {
       const TensorRegion& x = plan.tensors[op.inputs[0]];
       std::memcpy(y, input_f32(0) + (step.n_tokens - 1) * x.shape[1],

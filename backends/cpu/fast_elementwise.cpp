@@ -1,5 +1,6 @@
 #include "backends/cpu/fast_elementwise.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/arch/x86/exp_avx2.h"
@@ -62,6 +63,28 @@ STATICLM_AVX2 void SiluMulAvx2(float* gate, const float* up, int64_t n) {
   for (int64_t i = full; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// gate · up · gelu_tanh(gate) / gate = x · up / (1 + e^(−2u)), u = √(2/π) · (x + 0.044715 x³)
+// computed as the reference computes it. For x ≪ 0, e^(−2u) clamps at e^88.3 and the result is
+// below |x · up| · 1e-38, where the reference's 1 + tanh(u) cancels to 0.
+STATICLM_AVX2 void GeluMulAvx2(float* gate, const float* up, int64_t n) {
+  const int64_t full = n / 8 * 8;
+  const __m256 k = _mm256_set1_ps(0.7978845608028654f), c = _mm256_set1_ps(0.044715f);
+  const __m256 one = _mm256_set1_ps(1.0f), minus_two = _mm256_set1_ps(-2.0f);
+  for (int64_t i = 0; i < full; i += 8) {
+    const __m256 x = _mm256_loadu_ps(gate + i);
+    const __m256 cubic = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(c, x), x), x);
+    const __m256 u = _mm256_mul_ps(k, _mm256_add_ps(x, cubic));
+    const __m256 e = ExpAvx2(_mm256_mul_ps(minus_two, u));
+    const __m256 xy = _mm256_mul_ps(x, _mm256_loadu_ps(up + i));
+    _mm256_storeu_ps(gate + i, _mm256_div_ps(xy, _mm256_add_ps(one, e)));
+  }
+  for (int64_t i = full; i < n; ++i) {
+    const float x = gate[i];
+    const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    gate[i] = x * up[i] / (1.0f + std::exp(std::min(-2.0f * u, 88.3f)));
+  }
+}
+
 STATICLM_AVX2 void SoftmaxAvx2(float* x, int64_t n) {
   const int64_t full = n / 8 * 8;
   const __m256i tail = TailMaskAvx2(n - full);
@@ -85,18 +108,23 @@ STATICLM_AVX2 void SoftmaxAvx2(float* x, int64_t n) {
 
 ElementwiseKernels Avx2Elementwise() {
 #if defined(STATICLM_HAVE_X86_ELEMENTWISE)
-  return {RmsNormAvx2, SiluMulAvx2, SoftmaxAvx2, "avx2"};
+  return {RmsNormAvx2, SiluMulAvx2, SoftmaxAvx2, "avx2", GeluMulAvx2};
 #else
-  return {nullptr, nullptr, nullptr, "avx2"};
+  return {nullptr, nullptr, nullptr, "avx2", nullptr};
 #endif
 }
 
 ElementwiseKernels SelectElementwise(const CpuFeatures& features, bool reference) {
+  ElementwiseKernels chosen = {ref::RmsNorm, ref::SiluMul, ref::Softmax, "reference", nullptr};
   ElementwiseKernels avx2 = Avx2Elementwise();
-  if (!reference && features.avx2 && features.fma && avx2.rms_norm != nullptr) return avx2;
   ElementwiseKernels neon = NeonElementwise();
-  if (!reference && features.neon && neon.rms_norm != nullptr) return neon;
-  return {ref::RmsNorm, ref::SiluMul, ref::Softmax, "reference"};
+  if (!reference && features.avx2 && features.fma && avx2.rms_norm != nullptr) {
+    chosen = avx2;
+  } else if (!reference && features.neon && neon.rms_norm != nullptr) {
+    chosen = neon;
+  }
+  if (chosen.gelu_mul == nullptr) chosen.gelu_mul = ref::GeluMul;
+  return chosen;
 }
 
 }  // namespace staticlm::cpu

@@ -1,7 +1,7 @@
-// Integer-dot matrix products for quantized weights (Q4_0, Q4_1, Q8_0): the activations are
-// quantized on the fly to int8 or int16 in blocks of 32 (a scale and an integer sum per block),
-// each weight block meets its activation block in an exact integer dot product, and only the
-// per-block scaling and the sum over blocks are done in f32.
+// Integer-dot matrix products for quantized weights (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K): the
+// activations are quantized on the fly to int8 or int16 in blocks of 32 (a scale and an integer
+// sum per block), each weight block meets its activation block in an exact integer dot
+// product, and only the per-block scaling and the sum over blocks are done in f32.
 //
 // The arithmetic, which every implementation computes bit for bit (the reference,
 // ref_matmul_int8.cpp, is the oracle), with Q = 127 for int8 and Q = 32767 for int16:
@@ -10,11 +10,13 @@
 //    q[i] = clamp(round_to_nearest_even(x[i] · (1 / d)), −Q, Q)   (q = 0 when d = 0)
 //    sum  = Σ q[i]  (int32)
 //  Output (r, o) = Σ over blocks b, in block order, in f32 starting from +0:
-//    acc = acc + ((dw · dx) · float(idot) + m · (dx · float(sum)))   Q4_1
-//    acc = acc + (dw · dx) · float(idot)                              Q4_0, Q8_0
+//    acc = acc + ((dw · dx) · float(idot) + m · (dx · float(sum)))   Q4_1, Q5_1, Q4_K
+//    acc = acc + (dw · dx) · float(idot)                              Q4_0, Q5_0, Q8_0
 //  where dw (and m) are the weight block's f16 scales as f32, dx and sum the activation
 //  block's, and idot = Σ wq[i] · q[i] exactly in int32 with wq the block's integer weights
-//  (nibble for Q4_1, nibble − 8 for Q4_0, the int8 for Q8_0); float(idot) rounds to nearest.
+//  (nibble for Q4_1, nibble − 8 for Q4_0, the 5-bit value for Q5_1, that − 16 for Q5_0, the
+//  int8 for Q8_0); float(idot) rounds to nearest. A Q4_K super-block is 8 blocks of 32 (its
+//  sub-blocks), each with dw = d · sc and m = −(dmin · min) of that sub-block (exact products).
 //  No operation is fused: every product and sum is rounded separately.
 //
 // Error against the f32-activation product: quantizing x moves each element by at most dx/2,
@@ -55,9 +57,9 @@ using QuantizeFn = void (*)(const float* x, int64_t rows, int64_t n_in, void* q,
                             int32_t* sum);
 
 // y[r * n_out + o] for every row r of x and o in [o_begin, o_end); w (n_out, x.n_in) of type
-// Q4_0, Q4_1 or Q8_0 (IntSupportsType; any other type, the Q5 and K-quants included, writes NaN
-// outputs: callers keep f32 activations for those); x quantized by the same implementation.
-// Run phase: no allocation.
+// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (IntSupportsType; any other type, the K-quants included, writes
+// NaN outputs: callers keep f32 activations for those); x quantized by the same implementation. Run
+// phase: no allocation.
 using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   const QuantizedActivations& x, float* y, int64_t o_begin,
                                   int64_t o_end);
@@ -82,10 +84,11 @@ bool IntIsaSupported(IntIsa isa, const CpuFeatures& features);
 // only.
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits);
 
-// Whether the integer path computes products with weights of `type`. Not the Q5 types or the
-// K-quants (no integer kernels yet): a product with one of those keeps f32 activations.
+// Whether the integer path computes products with weights of `type`. Not Q5_K and Q6_K (no
+// integer kernels yet): a product with one of those keeps f32 activations.
 inline bool IntSupportsType(DType type) {
-  return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ8_0;
+  return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
+         type == DType::kQ5_1 || type == DType::kQ8_0 || type == DType::kQ4_K;
 }
 
 // Owns the quantized activations of one product at a time, sized at init for the largest

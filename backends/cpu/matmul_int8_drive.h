@@ -26,10 +26,22 @@ struct Columns {
 };
 
 // Isa provides kColumns, kMaxRows, kPrefetchGroups, a Group made by
-// `static Group MakeGroup(const Columns<kColumns>&)`, the column types Q4_0, Q4_1, Q8_0 and
+// `static Group MakeGroup(const Columns<kColumns>&)`, the column types Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q4_K (each with Scales, Load and a State: see the ISA files) and
 //   template <class B, int kBits, int R>
 //   static void RunTile(const Group&, const QuantizedActivations&, int64_t r0, float* y,
 //                       int64_t n_out);
+
+// Values per weight block of column type B: 32, or a K-quant's 256 (B::kBlockValues), whose
+// 32-value sub-blocks the tiles take one at a time.
+template <class B>
+constexpr int64_t BlockValues() {
+  if constexpr (requires { B::kBlockValues; }) {
+    return B::kBlockValues;
+  } else {
+    return kQuantBlock;
+  }
+}
 
 // RunTile for a tile of `rows` (1..kMaxRows) rows.
 template <class Isa, class B, int kBits, int R = 1>
@@ -47,7 +59,7 @@ template <class Isa, class B, int kBits>
 void Drive(const uint8_t* w, int64_t n_out, const QuantizedActivations& x, float* y,
            int64_t o_begin, int64_t o_end) {
   constexpr int kColumns = Isa::kColumns;
-  const size_t row_bytes = static_cast<size_t>(x.n_in / kQuantBlock) * B::kBytes;
+  const size_t row_bytes = static_cast<size_t>(x.n_in / BlockValues<B>()) * B::kBytes;
   for (int64_t o0 = o_begin; o0 < o_end; o0 += kColumns) {
     Columns<kColumns> c;
     c.count = static_cast<int>(o_end - o0 < kColumns ? o_end - o0 : kColumns);
@@ -80,8 +92,14 @@ void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const Quantized
         return Drive<Isa, typename Isa::Q4_0, kBits>(w, n_out, x, y, o_begin, o_end);
       case DType::kQ4_1:
         return Drive<Isa, typename Isa::Q4_1, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ5_0:
+        return Drive<Isa, typename Isa::Q5_0, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ5_1:
+        return Drive<Isa, typename Isa::Q5_1, kBits>(w, n_out, x, y, o_begin, o_end);
       case DType::kQ8_0:
         return Drive<Isa, typename Isa::Q8_0, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ4_K:
+        return Drive<Isa, typename Isa::Q4_K, kBits>(w, n_out, x, y, o_begin, o_end);
       default:
         return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
     }

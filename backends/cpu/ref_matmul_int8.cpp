@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/cpu/half.h"
+#include "backends/cpu/kquant_scales.h"
 #include "backends/cpu/matmul_int8.h"
 
 namespace staticlm::cpu::ref {
@@ -44,25 +45,50 @@ void QuantizeRows(const float* x, int64_t rows, int64_t n_in, void* q, float* d,
   }
 }
 
-// Block b of a weight row as integers wq[32] and its f16 scales (m = 0 unless Q4_1).
+// Q4_K: block b is sub-block b % 8 of super-block b / 8, its nibbles with dw = d · sc and
+// m = −(dmin · min) (both products exact: 11 bits × 6).
+void DecodeQ4KSubBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw, float* m) {
+  const uint8_t* block = row + (b / 8) * 144;
+  const int unit = static_cast<int>(b % 8);
+  uint8_t sc[8], mins[8];
+  kquant::UnpackScalesAndMins(block + 4, sc, mins);
+  *dw = HalfToFloat(ReadU16(block)) * static_cast<float>(sc[unit]);
+  *m = -(HalfToFloat(ReadU16(block + 2)) * static_cast<float>(mins[unit]));
+  const uint8_t* qs = block + 16 + 32 * (unit / 2);  // sub-blocks 2i, 2i + 1: low, high nibbles
+  for (int i = 0; i < 32; ++i) wq[i] = (qs[i] >> (4 * (unit % 2))) & 0x0f;
+}
+
+// Block b of a weight row as integers wq[32] and its scales (m = 0 unless Q4_1, Q5_1, Q4_K).
 void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
                         float* m) {
   *m = 0.0f;
+  if (type == DType::kQ4_K) return DecodeQ4KSubBlock(row, b, wq, dw, m);
   if (type == DType::kQ8_0) {
     const uint8_t* block = row + b * 34;
     *dw = HalfToFloat(ReadU16(block));
     for (int i = 0; i < 32; ++i) wq[i] = static_cast<int8_t>(block[2 + i]);
     return;
   }
-  const bool q4_1 = type == DType::kQ4_1;
-  const uint8_t* block = row + b * (q4_1 ? 20 : 18);
+  const bool has_min = type == DType::kQ4_1 || type == DType::kQ5_1;
+  const bool five_bits = type == DType::kQ5_0 || type == DType::kQ5_1;
+  const size_t block_bytes = GetDTypeInfo(type).block_bytes;
+  const uint8_t* block = row + b * block_bytes;
   *dw = HalfToFloat(ReadU16(block));
-  if (q4_1) *m = HalfToFloat(ReadU16(block + 2));
-  const uint8_t* qs = block + (q4_1 ? 4 : 2);
-  const int32_t offset = q4_1 ? 0 : 8;
+  if (has_min) *m = HalfToFloat(ReadU16(block + 2));
+  const uint8_t* after_scales = block + (has_min ? 4 : 2);
+  // Q5: a 32-bit word of fifth bits (bit i for element i) precedes the nibbles.
+  uint32_t qh = 0;
+  if (five_bits) {
+    qh = static_cast<uint32_t>(ReadU16(after_scales)) |
+         static_cast<uint32_t>(ReadU16(after_scales + 2)) << 16;
+  }
+  const uint8_t* qs = after_scales + (five_bits ? 4 : 0);
+  const int32_t offset = has_min ? 0 : (five_bits ? 16 : 8);
   for (int i = 0; i < 16; ++i) {
-    wq[i] = (qs[i] & 0x0f) - offset;
-    wq[i + 16] = (qs[i] >> 4) - offset;
+    const int32_t high_lo = static_cast<int32_t>((qh >> i) & 1u) << 4;
+    const int32_t high_hi = static_cast<int32_t>((qh >> (i + 16)) & 1u) << 4;
+    wq[i] = ((qs[i] & 0x0f) | high_lo) - offset;
+    wq[i + 16] = ((qs[i] >> 4) | high_hi) - offset;
   }
 }
 
@@ -77,7 +103,9 @@ float DotRow(DType type, const uint8_t* row, const T* q, const float* d, const i
     int32_t idot = 0;
     for (int i = 0; i < 32; ++i) idot += wq[i] * q[b * kQuantBlock + i];
     float term = (dw * d[b]) * static_cast<float>(idot);
-    if (type == DType::kQ4_1) term = term + m * (d[b] * static_cast<float>(sum[b]));
+    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K) {
+      term = term + m * (d[b] * static_cast<float>(sum[b]));
+    }
     acc = acc + term;
   }
   return acc;

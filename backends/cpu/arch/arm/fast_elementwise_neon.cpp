@@ -59,7 +59,7 @@ void SoftmaxNeon(float* x, int64_t n) {
 }  // namespace
 
 ElementwiseKernels NeonElementwise() {
-  return {RmsNormNeon, SiluMulNeon, SoftmaxNeon, "neon"};
+  return {RmsNormNeon, SiluMulNeon, SoftmaxNeon, "neon", nullptr};  // GELU: the reference
 }
 
 }  // namespace staticlm::cpu
@@ -69,7 +69,7 @@ ElementwiseKernels NeonElementwise() {
 namespace staticlm::cpu {
 
 ElementwiseKernels NeonElementwise() {
-  return {nullptr, nullptr, nullptr, "neon"};
+  return {nullptr, nullptr, nullptr, "neon", nullptr};
 }
 
 }  // namespace staticlm::cpu

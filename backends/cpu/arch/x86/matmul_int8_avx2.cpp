@@ -7,8 +7,9 @@
 // columns at a time (column j + 4k in 128-bit lane k of register j). int16 activations meet
 // the weights widened to 16 bits in vpmaddwd; int8 activations use vpmaddubsw (u8 × s8 pairs
 // to s16, which saturates above 32767), so Q8_0's signed weights go in as |w| against the
-// activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles as they
-// are; vpmaddwd by ones then widens the pairs to int32.
+// activation with w's sign (at most 2 · 128 · 127 = 32512 per pair) and Q4's nibbles and Q5's
+// 5-bit values as they are (at most 2 · 31 · 127); vpmaddwd by ones then widens the pairs to
+// int32.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_int8_drive.h"
 
@@ -89,18 +90,58 @@ STATICLM_AVX2 __m256i Load2x128(const uint8_t* p0, const uint8_t* p1) {
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(p1)), 1);
 }
 
-// 8 columns' block: lo[j] / hi[j] hold elements 0-15 / 16-31 of columns j (lane 0) and j + 4
-// (lane 1), as unsigned nibbles (Q4: u = wq + kOffset) or signed bytes (Q8_0, kSigned).
-template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
-struct Q4Columns {
+// 8 f16 in the low halves of the lanes of `words`, as f32.
+STATICLM_AVX2 __m256 LowHalves(__m256i words) {
+  const __m256i low = _mm256_and_si256(words, _mm256_set1_epi32(0xffff));
+  return _mm256_cvtph_ps(
+      _mm_packus_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1)));
+}
+
+// 8 f32 from the lanes of `words` shifted right by `shift` bits, lanes masked to their low
+// byte: byte shift / 8 of each lane.
+STATICLM_AVX2 __m256 ByteOfLanes(__m256i packed, __m128i shift) {
+  return _mm256_cvtepi32_ps(
+      _mm256_and_si256(_mm256_srl_epi32(packed, shift), _mm256_set1_epi32(0xff)));
+}
+
+// The 32-bit word at p + offsets[c] in lane c (the 8 columns' words at one block offset).
+STATICLM_AVX2 __m256i GatherWords(const uint8_t* p, __m256i offsets) {
+  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(p), offsets, 1);
+}
+
+// The scales of whole 32-value blocks that start with their f16 d (and, kMin, f16 m): block b
+// of the 8 columns, one gather of the word at each block's start.
+template <size_t kBlockBytes, bool kMin>
+struct BlockScales {
+  struct State {};
+  template <class G>
+  STATICLM_AVX2 static void Scales(const G& g, int64_t b, State&, __m256* dw, __m256* m) {
+    const __m256i words = GatherWords(g.cols[0] + b * kBlockBytes, g.offsets);
+    *dw = LowHalves(words);
+    *m = kMin ? LowHalves(_mm256_srli_epi32(words, 16)) : _mm256_setzero_ps();
+  }
+};
+
+// A column type of whole 32-value blocks: its bytes per block, the bias that makes its weights
+// unsigned (u = wq + kOffset) and whether it has a min.
+template <size_t kBlockBytes, int32_t kBias, bool kMin>
+struct WholeBlocks : BlockScales<kBlockBytes, kMin> {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
   static constexpr bool kSigned = false;
-  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
-                                 __m256i hi[4]) {
+};
+
+// 8 columns' block: lo[j] / hi[j] hold elements 0-15 / 16-31 of columns j (lane 0) and j + 4
+// (lane 1), as unsigned nibbles (Q4: u = wq + kOffset) or signed bytes (Q8_0, kSigned).
+template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
+struct Q4Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
-    at += kQsOffset;
+    const uint8_t* const* cols = g.cols;
+    const size_t at = static_cast<size_t>(b) * kBytes + kQsOffset;
     for (int j = 0; j < 4; ++j) {
       const __m256i v = Load2x128(cols[j] + at, cols[j + 4] + at);
       lo[j] = _mm256_and_si256(v, nibble);
@@ -111,14 +152,107 @@ struct Q4Columns {
 using Q4_0Columns = Q4Columns<18, 2, 8, false>;  // u = nibble = wq + 8
 using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
 
-struct Q8_0Columns {
+// 0x10 in byte i of each 128-bit lane whose bit i (of the 16 that `spread` picks from the
+// lane's word) is set, else 0.
+STATICLM_AVX2 __m256i FifthBits(__m256i words, __m256i spread, __m256i bit, __m256i fifth) {
+  const __m256i tested = _mm256_and_si256(_mm256_shuffle_epi8(words, spread), bit);
+  return _mm256_and_si256(_mm256_cmpeq_epi8(tested, bit), fifth);
+}
+
+// Q5: the nibbles plus bit 4 from the block's 32-bit qh (bit i for element i), as in the VNNI
+// file: the columns' qh words gathered (lane c: column c), column j + 4k's word spread over
+// 128-bit lane k of register j so that byte i tests bit i, compared against 1, 2, 4, ... 128.
+template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
+struct Q5Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
+    const size_t at = static_cast<size_t>(b) * kBytes;
+    const __m256i nibble = _mm256_set1_epi8(0x0f), fifth = _mm256_set1_epi8(0x10);
+    const __m256i qh = _mm256_i32gather_epi32(
+        reinterpret_cast<const int*>(g.cols[0] + at + kQhOffset), g.offsets, 1);
+    const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+    // Bytes 0-7 of each lane from byte 0 (lo) or 2 (hi) of the word, bytes 8-15 from 1 or 3.
+    const __m256i spread_lo =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m256i spread_hi =
+        _mm256_broadcastsi128_si256(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i lane_columns = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);
+    const size_t qs = at + kQhOffset + 4;
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v = Load2x128(g.cols[j] + qs, g.cols[j + 4] + qs);
+      const __m256i words =
+          _mm256_permutevar8x32_epi32(qh, _mm256_add_epi32(lane_columns, _mm256_set1_epi32(j)));
+      lo[j] = _mm256_or_si256(_mm256_and_si256(v, nibble), FifthBits(words, spread_lo, bit, fifth));
+      hi[j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), nibble),
+                              FifthBits(words, spread_hi, bit, fifth));
+    }
+  }
+};
+using Q5_0Columns = Q5Columns<22, 2, 16, false>;  // u = 5-bit value = wq + 16
+using Q5_1Columns = Q5Columns<24, 4, 0, true>;    // u = 5-bit value = wq
+
+// Q4_K as in the VNNI file: block b is sub-block b % 8 of super-block b / 8, a Q4_1-like block
+// with dw = d · sc and m = −(dmin · min); a super-block's scales are unpacked for the 8
+// columns at its first sub-block and kept in State.
+struct Q4_KColumns {
+  static constexpr size_t kBytes = 144;  // per super-block of 256
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int32_t kOffset = 0;
+  static constexpr bool kHasMin = true;
+  static constexpr bool kSigned = false;
+  struct State {
+    __m256 d, neg_dmin;
+    __m256i sc[2], mins[2];  // byte k of lane c: sub-block 4i + k's 6-bit value, column c
+  };
+  template <class G>
+  STATICLM_AVX2 static void Scales(const G& g, int64_t b, State& s, __m256* dw, __m256* m) {
+    const int unit = static_cast<int>(b % 8);
+    if (unit == 0) {
+      const uint8_t* first = g.cols[0] + static_cast<size_t>(b / 8) * kBytes;
+      const __m256i dd = GatherWords(first, g.offsets), w0 = GatherWords(first + 4, g.offsets),
+                    w1 = GatherWords(first + 8, g.offsets), w2 = GatherWords(first + 12, g.offsets);
+      const __m256i low6 = _mm256_set1_epi32(0x3f3f3f3f), low4 = _mm256_set1_epi32(0x0f0f0f0f);
+      const __m256i bits45 = _mm256_set1_epi32(0x30303030);
+      s.d = LowHalves(dd);
+      s.neg_dmin = _mm256_castsi256_ps(_mm256_xor_si256(
+          _mm256_castps_si256(LowHalves(_mm256_srli_epi32(dd, 16))), _mm256_set1_epi32(INT32_MIN)));
+      s.sc[0] = _mm256_and_si256(w0, low6);
+      s.mins[0] = _mm256_and_si256(w1, low6);
+      s.sc[1] = _mm256_or_si256(_mm256_and_si256(w2, low4),
+                                _mm256_and_si256(_mm256_srli_epi32(w0, 2), bits45));
+      s.mins[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(w2, 4), low4),
+                                  _mm256_and_si256(_mm256_srli_epi32(w1, 2), bits45));
+    }
+    const __m128i shift = _mm_cvtsi32_si128(8 * (unit % 4));
+    *dw = _mm256_mul_ps(s.d, ByteOfLanes(s.sc[unit / 4], shift));
+    *m = _mm256_mul_ps(s.neg_dmin, ByteOfLanes(s.mins[unit / 4], shift));
+  }
+  // Sub-blocks 2i and 2i + 1 share 32 bytes of qs: the low nibbles, then the high.
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
+    const int unit = static_cast<int>(b % 8);
+    const size_t at = static_cast<size_t>(b / 8) * kBytes + 16 + 32 * (unit / 2);
+    const __m128i shift = _mm_cvtsi32_si128(4 * (unit % 2));
+    const __m256i nibble = _mm256_set1_epi8(0x0f);
+    for (int j = 0; j < 4; ++j) {
+      const __m256i v0 = Load2x128(g.cols[j] + at, g.cols[j + 4] + at);
+      const __m256i v1 = Load2x128(g.cols[j] + at + 16, g.cols[j + 4] + at + 16);
+      lo[j] = _mm256_and_si256(_mm256_srl_epi16(v0, shift), nibble);
+      hi[j] = _mm256_and_si256(_mm256_srl_epi16(v1, shift), nibble);
+    }
+  }
+};
+
+struct Q8_0Columns : BlockScales<34, false> {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 0;
   static constexpr bool kHasMin = false;
   static constexpr bool kSigned = true;
-  STATICLM_AVX2 static void Load(const uint8_t* const* cols, size_t at, __m256i lo[4],
-                                 __m256i hi[4]) {
-    at += 2;
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
+    const uint8_t* const* cols = g.cols;
+    const size_t at = static_cast<size_t>(b) * kBytes + 2;
     for (int j = 0; j < 4; ++j) {
       lo[j] = Load2x128(cols[j] + at, cols[j + 4] + at);
       hi[j] = Load2x128(cols[j] + at + 16, cols[j + 4] + at + 16);
@@ -196,13 +330,6 @@ STATICLM_AVX2 __m256i DotInt16(const __m256i w16[4][4], const int16_t* q) {
   return Reduce4(p);
 }
 
-// 8 f16 in the low halves of the lanes of `words`, as f32.
-STATICLM_AVX2 __m256 LowHalves(__m256i words) {
-  const __m256i low = _mm256_and_si256(words, _mm256_set1_epi32(0xffff));
-  return _mm256_cvtph_ps(
-      _mm_packus_epi32(_mm256_castsi256_si128(low), _mm256_extracti128_si256(low, 1)));
-}
-
 struct Group : int_drive::Columns<kColumns> {
   __m256i offsets;  // offset_values as a vector
 };
@@ -214,6 +341,7 @@ STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
   __m256 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   const int64_t prefetch_per_block = (g.prefetch_lines + blocks - 1) / blocks;
+  typename B::State state{};  // filled by Scales at block 0
   for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t k = 0; k < prefetch_per_block; ++k) {
       const int64_t line = b * prefetch_per_block + k;
@@ -221,13 +349,10 @@ STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
         _mm_prefetch(reinterpret_cast<const char*>(g.prefetch + line * 64), _MM_HINT_T0);
       }
     }
-    const size_t at = static_cast<size_t>(b) * B::kBytes;
-    const __m256i words =
-        _mm256_i32gather_epi32(reinterpret_cast<const int*>(g.cols[0] + at), g.offsets, 1);
-    const __m256 dw = LowHalves(words);
-    const __m256 m = B::kHasMin ? LowHalves(_mm256_srli_epi32(words, 16)) : _mm256_setzero_ps();
+    __m256 dw, m;
+    B::Scales(g, b, state, &dw, &m);
     __m256i lo[4], hi[4];
-    B::Load(g.cols, at, lo, hi);
+    B::Load(g, b, lo, hi);
     __m256i w16[4][4];
     if constexpr (kBits == 16) Widen<B>(lo, hi, w16);
     for (int r = 0; r < R; ++r) {
@@ -267,7 +392,10 @@ struct Avx2Isa {
   using Group = detail::Group;
   using Q4_0 = Q4_0Columns;
   using Q4_1 = Q4_1Columns;
+  using Q5_0 = Q5_0Columns;
+  using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
+  using Q4_K = Q4_KColumns;
   STATICLM_AVX2_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
     static_cast<int_drive::Columns<kColumns>&>(g) = c;

@@ -74,17 +74,43 @@ STATICLM_VNNI __m512i Load4x128(const uint8_t* p0, const uint8_t* p1, const uint
   return _mm512_inserti32x4(v, load(p3), 3);
 }
 
-// Weight blocks of 16 columns as unsigned bytes u = wq + kOffset. lo[j] and hi[j] hold, in
-// 128-bit lane k, elements 0-15 and 16-31 of column j + 4k: the order Reduce4 expects.
-template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
-struct Q4Columns {
+// The f16 in the low half of each 32-bit lane, as f32.
+STATICLM_VNNI __m512 LowHalves(__m512i words) {
+  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
+}
+
+// The scales of whole 32-value blocks that start with their f16 d (and, kMin, f16 m): block b
+// of the 16 columns, one gather of the word at each block's start.
+template <size_t kBlockBytes, bool kMin>
+struct BlockScales {
+  struct State {};
+  template <class G>
+  STATICLM_VNNI static void Scales(const G& g, int64_t b, State&, __m512* dw, __m512* m) {
+    const __m512i words = _mm512_i32gather_epi32(g.offsets, g.cols[0] + b * kBlockBytes, 1);
+    *dw = LowHalves(words);
+    *m = kMin ? LowHalves(_mm512_srli_epi32(words, 16)) : _mm512_setzero_ps();
+  }
+};
+
+// A column type of whole 32-value blocks: its bytes per block, the bias that makes its weights
+// unsigned (u = wq + kOffset) and whether it has a min.
+template <size_t kBlockBytes, int32_t kBias, bool kMin>
+struct WholeBlocks : BlockScales<kBlockBytes, kMin> {
   static constexpr size_t kBytes = kBlockBytes;
   static constexpr int32_t kOffset = kBias;
   static constexpr bool kHasMin = kMin;
-  STATICLM_VNNI static void Load(const uint8_t* const* cols, size_t at, __m512i lo[4],
-                                 __m512i hi[4]) {
+};
+
+// Weight blocks of 16 columns as unsigned bytes u = wq + kOffset. lo[j] and hi[j] hold, in
+// 128-bit lane k, elements 0-15 and 16-31 of column j + 4k: the order Reduce4 expects.
+template <size_t kBlockBytes, size_t kQsOffset, int32_t kBias, bool kMin>
+struct Q4Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
     const __m512i nibble = _mm512_set1_epi8(0x0f);
-    at += kQsOffset;
+    const uint8_t* const* cols = g.cols;
+    const size_t at = static_cast<size_t>(b) * kBytes + kQsOffset;
     for (int j = 0; j < 4; ++j) {
       __m512i v = Load4x128(cols[j] + at, cols[j + 4] + at, cols[j + 8] + at, cols[j + 12] + at);
       lo[j] = _mm512_and_si512(v, nibble);
@@ -95,14 +121,118 @@ struct Q4Columns {
 using Q4_0Columns = Q4Columns<18, 2, 8, false>;  // u = nibble = wq + 8
 using Q4_1Columns = Q4Columns<20, 4, 0, true>;   // u = nibble = wq
 
-struct Q8_0Columns {
+// Q5: the nibbles as in Q4, plus bit 4 from the block's 32-bit qh (bit i for element i). The
+// columns' qh words are gathered into one register (lane c: column c); for register j each
+// 128-bit lane k gets column j + 4k's word, whose bytes are spread so that byte i of the lane
+// tests bit i of its 16 (vpshufb, then vptestmb against 1, 2, 4, ... 128 per 8 bytes).
+template <size_t kBlockBytes, size_t kQhOffset, int32_t kBias, bool kMin>
+struct Q5Columns : WholeBlocks<kBlockBytes, kBias, kMin> {
+  using WholeBlocks<kBlockBytes, kBias, kMin>::kBytes;
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
+    const size_t at = static_cast<size_t>(b) * kBytes;
+    const __m512i nibble = _mm512_set1_epi8(0x0f), fifth = _mm512_set1_epi8(0x10);
+    const __m512i qh = _mm512_i32gather_epi32(g.offsets, g.cols[0] + at + kQhOffset, 1);
+    const __m512i bit = _mm512_set1_epi64(static_cast<long long>(0x8040201008040201ull));
+    // Bytes 0-7 of each lane from byte 0 (lo) or 2 (hi) of the word, bytes 8-15 from 1 or 3.
+    const __m512i spread_lo =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m512i spread_hi =
+        _mm512_broadcast_i32x4(_mm_setr_epi8(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m512i lane_columns =
+        _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 8, 8, 8, 8, 12, 12, 12, 12);
+    const size_t qs = at + kQhOffset + 4;
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t* const* cols = g.cols;
+      const __m512i v =
+          Load4x128(cols[j] + qs, cols[j + 4] + qs, cols[j + 8] + qs, cols[j + 12] + qs);
+      const __m512i words =
+          _mm512_permutexvar_epi32(_mm512_add_epi32(lane_columns, _mm512_set1_epi32(j)), qh);
+      const __mmask64 high_lo = _mm512_test_epi8_mask(_mm512_shuffle_epi8(words, spread_lo), bit);
+      const __mmask64 high_hi = _mm512_test_epi8_mask(_mm512_shuffle_epi8(words, spread_hi), bit);
+      const __m512i low_nibbles = _mm512_and_si512(v, nibble);
+      const __m512i high_nibbles = _mm512_and_si512(_mm512_srli_epi16(v, 4), nibble);
+      lo[j] = _mm512_mask_add_epi8(low_nibbles, high_lo, low_nibbles, fifth);
+      hi[j] = _mm512_mask_add_epi8(high_nibbles, high_hi, high_nibbles, fifth);
+    }
+  }
+};
+using Q5_0Columns = Q5Columns<22, 2, 16, false>;  // u = 5-bit value = wq + 16
+using Q5_1Columns = Q5Columns<24, 4, 0, true>;    // u = 5-bit value = wq
+
+// Byte `shift` / 8 of each 32-bit lane, as f32.
+STATICLM_VNNI __m512 ByteOfLanes(__m512i packed, __m128i shift) {
+  return _mm512_cvtepi32_ps(
+      _mm512_and_si512(_mm512_srl_epi32(packed, shift), _mm512_set1_epi32(0xff)));
+}
+
+// Q4_K: block b of the product is sub-block b % 8 of super-block b / 8 (144 bytes: f16 d and
+// dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles), taken as a Q4_1-like block
+// with dw = d · sc and m = −(dmin · min) (matmul_int8.h). The scales of a super-block are
+// unpacked for all 16 columns at its first sub-block (kquant::UnpackScalesAndMins, a lane per
+// column) and kept in State for the other seven.
+struct Q4_KColumns {
+  static constexpr size_t kBytes = 144;  // per super-block of 256
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int32_t kOffset = 0;
+  static constexpr bool kHasMin = true;
+  struct State {
+    __m512 d, neg_dmin;
+    __m512i sc[2], mins[2];  // byte k of lane c: sub-block 4i + k's 6-bit value, column c
+  };
+  template <class G>
+  STATICLM_VNNI static void Scales(const G& g, int64_t b, State& s, __m512* dw, __m512* m) {
+    const int unit = static_cast<int>(b % 8);
+    if (unit == 0) {
+      const uint8_t* first = g.cols[0] + static_cast<size_t>(b / 8) * kBytes;
+      const __m512i dd = _mm512_i32gather_epi32(g.offsets, first, 1);
+      const __m512i w0 = _mm512_i32gather_epi32(g.offsets, first + 4, 1);
+      const __m512i w1 = _mm512_i32gather_epi32(g.offsets, first + 8, 1);
+      const __m512i w2 = _mm512_i32gather_epi32(g.offsets, first + 12, 1);
+      const __m512i low6 = _mm512_set1_epi32(0x3f3f3f3f), low4 = _mm512_set1_epi32(0x0f0f0f0f);
+      const __m512i bits45 = _mm512_set1_epi32(0x30303030);
+      s.d = LowHalves(dd);
+      s.neg_dmin = _mm512_castsi512_ps(_mm512_xor_si512(
+          _mm512_castps_si512(LowHalves(_mm512_srli_epi32(dd, 16))), _mm512_set1_epi32(INT32_MIN)));
+      s.sc[0] = _mm512_and_si512(w0, low6);
+      s.mins[0] = _mm512_and_si512(w1, low6);
+      s.sc[1] = _mm512_or_si512(_mm512_and_si512(w2, low4),
+                                _mm512_and_si512(_mm512_srli_epi32(w0, 2), bits45));
+      s.mins[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(w2, 4), low4),
+                                  _mm512_and_si512(_mm512_srli_epi32(w1, 2), bits45));
+    }
+    const __m128i shift = _mm_cvtsi32_si128(8 * (unit % 4));
+    *dw = _mm512_mul_ps(s.d, ByteOfLanes(s.sc[unit / 4], shift));
+    *m = _mm512_mul_ps(s.neg_dmin, ByteOfLanes(s.mins[unit / 4], shift));
+  }
+  // Sub-blocks 2i and 2i + 1 share 32 bytes of qs: the low nibbles, then the high.
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
+    const int unit = static_cast<int>(b % 8);
+    const size_t at = static_cast<size_t>(b / 8) * kBytes + 16 + 32 * (unit / 2);
+    const __m128i shift = _mm_cvtsi32_si128(4 * (unit % 2));
+    const __m512i nibble = _mm512_set1_epi8(0x0f);
+    const uint8_t* const* cols = g.cols;
+    for (int j = 0; j < 4; ++j) {
+      const __m512i v0 =
+          Load4x128(cols[j] + at, cols[j + 4] + at, cols[j + 8] + at, cols[j + 12] + at);
+      const __m512i v1 = Load4x128(cols[j] + at + 16, cols[j + 4] + at + 16, cols[j + 8] + at + 16,
+                                   cols[j + 12] + at + 16);
+      lo[j] = _mm512_and_si512(_mm512_srl_epi16(v0, shift), nibble);
+      hi[j] = _mm512_and_si512(_mm512_srl_epi16(v1, shift), nibble);
+    }
+  }
+};
+
+struct Q8_0Columns : BlockScales<34, false> {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 128;  // u = wq xor 0x80 = wq + 128
   static constexpr bool kHasMin = false;
-  STATICLM_VNNI static void Load(const uint8_t* const* cols, size_t at, __m512i lo[4],
-                                 __m512i hi[4]) {
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
     const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-    at += 2;
+    const uint8_t* const* cols = g.cols;
+    const size_t at = static_cast<size_t>(b) * kBytes + 2;
     for (int j = 0; j < 4; ++j) {
       lo[j] = _mm512_xor_si512(
           Load4x128(cols[j] + at, cols[j + 4] + at, cols[j + 8] + at, cols[j + 12] + at), flip);
@@ -121,11 +251,6 @@ STATICLM_VNNI __m512i Reduce4(const __m512i p[4]) {
   __m512i s23 =
       _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
   return _mm512_add_epi32(_mm512_unpacklo_epi64(s01, s23), _mm512_unpackhi_epi64(s01, s23));
-}
-
-// The f16 in the low half of each 32-bit lane, as f32.
-STATICLM_VNNI __m512 LowHalves(__m512i words) {
-  return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
 }
 
 struct Group : int_drive::Columns<kColumns> {
@@ -172,6 +297,7 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   const int64_t prefetch_per_block = (g.prefetch_lines + blocks - 1) / blocks;
+  typename B::State state{};  // filled by Scales at block 0
   for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t k = 0; k < prefetch_per_block; ++k) {
       const int64_t line = b * prefetch_per_block + k;
@@ -179,13 +305,10 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
         _mm_prefetch(reinterpret_cast<const char*>(g.prefetch + line * 64), _MM_HINT_T0);
       }
     }
-    const size_t at = static_cast<size_t>(b) * B::kBytes;
-    // The 32-bit word at each block's start: f16 d in the low half, Q4_1's f16 m in the high.
-    const __m512i words = _mm512_i32gather_epi32(g.offsets, g.cols[0] + at, 1);
-    const __m512 dw = LowHalves(words);
-    const __m512 m = B::kHasMin ? LowHalves(_mm512_srli_epi32(words, 16)) : _mm512_setzero_ps();
+    __m512 dw, m;
+    B::Scales(g, b, state, &dw, &m);
     __m512i lo[4], hi[4];
-    B::Load(g.cols, at, lo, hi);
+    B::Load(g, b, lo, hi);
     __m512i w16[4][4];
     if constexpr (kBits == 16) {  // widen the unsigned bytes: elements 0-7, 8-15, 16-23, 24-31
       const __m512i zero = _mm512_setzero_si512();
@@ -226,7 +349,10 @@ struct VnniIsa {
   using Group = detail::Group;
   using Q4_0 = Q4_0Columns;
   using Q4_1 = Q4_1Columns;
+  using Q5_0 = Q5_0Columns;
+  using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
+  using Q4_K = Q4_KColumns;
   STATICLM_VNNI_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
     static_cast<int_drive::Columns<kColumns>&>(g) = c;
