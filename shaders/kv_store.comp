@@ -16,7 +16,7 @@
 layout(local_size_x = 64) in;
 
 #if KV_TYPE == 2
-#define HD 128
+#define HD 256  // the largest head size (Gemma 3)
 #include "hadamard.glsl"
 
 void store_q8(uint r, uint g, bool value, uint row) {
