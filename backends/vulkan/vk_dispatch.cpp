@@ -259,7 +259,9 @@ struct Translator {
     STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
     const OpParams& p = op.params;
     char shader[40];
-    std::snprintf(shader, sizeof(shader), "kv_store_%s", type);
+    // q8 holds a head in an array: the wider variant only where needed.
+    const bool wide = p.kv_quant == KvQuant::kQ8 && p.head_dim > 128;
+    std::snprintf(shader, sizeof(shader), "kv_store_%s%s", type, wide ? "_hd256" : "");
     Dispatch& d = Add(shader);
     d.bind[0] = R(op.inputs[0]);
     d.bind[1] = R(op.inputs[1]);
