@@ -22,6 +22,98 @@
 layout(local_size_x = 64) in;
 
 #include "kv_read.glsl"
+#define HD4 (HD / 4)
+
+// The query (q), the query rotated for the sinks (qs) and the output (o) of one invocation, as
+// vec4s HD wide (zero past head_dim): lavapipe compiles per-invocation float arrays indexed in
+// loops into code that grows faster than HD (a minute at 256), vec4s into much less.
+vec4 q[HD4], qs[HD4], o[HD4];
+
+// Loads q (and qs when `sinks`) of the query at b0[qi …]; q8: both into its Hadamard basis.
+void load_query(uint qi, uint r, bool sinks) {
+  uint hd = pc.c;
+#if KV_TYPE == 2
+  float x[HD], xs[HD];
+  for (uint d = 0u; d < hd; ++d) x[d] = uintBitsToFloat(b0[qi + d]);
+  if (sinks) {
+    for (uint d = 0u; d < hd; ++d) xs[d] = x[d];
+    rotate_for_sinks(xs, r, hd);
+    hadamard(xs, hd);
+  }
+  hadamard(x, hd);
+  for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    q[i] = d < hd ? vec4(x[d], x[d + 1u], d + 2u < hd ? x[d + 2u] : 0.0, d + 2u < hd ? x[d + 3u] : 0.0)
+                  : vec4(0.0);
+    qs[i] = !sinks || d >= hd ? vec4(0.0)
+                              : vec4(xs[d], xs[d + 1u], d + 2u < hd ? xs[d + 2u] : 0.0,
+                                     d + 2u < hd ? xs[d + 3u] : 0.0);
+    o[i] = vec4(0.0);
+  }
+#else
+  for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    vec4 x = vec4(0.0), xs = vec4(0.0);
+    if (d < hd) {  // head_dim is even: whole pairs
+      x.xy = vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
+      if (sinks) xs.xy = rotate_pair_for_sinks(x.xy, r, d / 2u, hd);
+    }
+    if (d + 2u < hd) {
+      x.zw = vec2(uintBitsToFloat(b0[qi + d + 2u]), uintBitsToFloat(b0[qi + d + 3u]));
+      if (sinks) xs.zw = rotate_pair_for_sinks(x.zw, r, d / 2u + 1u, hd);
+    }
+    q[i] = x;
+    qs[i] = xs;
+    o[i] = vec4(0.0);
+  }
+#endif
+}
+
+// The dot product of a query (q or qs) with the key at kv, summed in the order of the
+// elements, as the reference.
+float dot_query(vec4 x[HD4], uint kv) {
+  uint hd = pc.c;
+  float dot_qk = 0.0;
+  for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    if (d >= hd) break;
+    dot_qk += x[i].x * k_at(kv, d);
+    dot_qk += x[i].y * k_at(kv, d + 1u);
+    if (d + 2u < hd) {
+      dot_qk += x[i].z * k_at(kv, d + 2u);
+      dot_qk += x[i].w * k_at(kv, d + 3u);
+    }
+  }
+  return dot_qk;
+}
+
+// o (unnormalised) to b3[at …]; q8: back from its Hadamard basis first (linear: the merged
+// output comes back to the plain basis too).
+void store_output(uint at) {
+  uint hd = pc.c;
+#if KV_TYPE == 2
+  float y[HD];
+  for (uint i = 0u; i < HD4; ++i) {
+    y[4u * i] = o[i].x;
+    y[4u * i + 1u] = o[i].y;
+    y[4u * i + 2u] = o[i].z;
+    y[4u * i + 3u] = o[i].w;
+  }
+  hadamard(y, hd);
+  for (uint d = 0u; d < hd; ++d) b3[at + d] = floatBitsToUint(y[d]);
+#else
+  for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    if (d >= hd) break;
+    b3[at + d] = floatBitsToUint(o[i].x);
+    b3[at + d + 1u] = floatBitsToUint(o[i].y);
+    if (d + 2u < hd) {
+      b3[at + d + 2u] = floatBitsToUint(o[i].z);
+      b3[at + d + 3u] = floatBitsToUint(o[i].w);
+    }
+  }
+#endif
+}
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
@@ -34,22 +126,9 @@ void main() {
   uint len = (n + n_splits - 1u) / n_splits;
   uint t0 = min(n, s * len), t1 = min(n, t0 + len);
   uint g = row_sequence(r) * pc.b + h / (pc.a / pc.b);  // KV head in the cache tensors
-  float q[HD], qs[HD], o[HD];
   uint qi = pc.base0 + (r * pc.a + h) * hd;
-  for (uint d = 0u; d < hd; ++d) {
-    q[d] = uintBitsToFloat(b0[qi + d]);
-    o[d] = 0.0;
-  }
-  if (span.sink_end > 0u && t0 < span.sink_end) {
-    for (uint d = 0u; d < hd; ++d) qs[d] = q[d];
-    rotate_for_sinks(qs, r, hd);
-#if KV_TYPE == 2
-    hadamard(qs, hd);
-#endif
-  }
-#if KV_TYPE == 2
-  hadamard(q, hd);
-#endif
+  bool sinks = span.sink_end > 0u && t0 < span.sink_end;
+  load_query(qi, r, sinks);
   uint step_end = row_step_end(r);
   float m = -1e30, l = 0.0;
   for (uint j = t0; j < t1; ++j) {
@@ -58,12 +137,7 @@ void main() {
     uint row = g * pc.d + kv_slot(t, pc.d);
     uint kv = row * hd;
     at_position(t, row, step_end);
-    float dot_qk = 0.0;
-    if (sink) {
-      for (uint d = 0u; d < hd; ++d) dot_qk += qs[d] * k_at(kv, d);
-    } else {
-      for (uint d = 0u; d < hd; ++d) dot_qk += q[d] * k_at(kv, d);
-    }
+    float dot_qk = sink ? dot_query(qs, kv) : dot_query(q, kv);
 #if KV_TYPE == 2
     dot_qk *= k_scale_at(row);
     float v_scale = v_scale_at(row);
@@ -75,14 +149,17 @@ void main() {
     float correction = exp(m - m_new), p = exp(score - m_new);
     l = l * correction + p;
     float pv = p * v_scale;
-    for (uint d = 0u; d < hd; ++d) o[d] = o[d] * correction + pv * v_at(kv, d);
+    for (uint e = 0u; e < HD4; ++e) {
+      uint d = 4u * e;
+      if (d >= hd) break;
+      vec4 v = vec4(v_at(kv, d), v_at(kv, d + 1u), 0.0, 0.0);
+      if (d + 2u < hd) v.zw = vec2(v_at(kv, d + 2u), v_at(kv, d + 3u));
+      o[e] = o[e] * correction + pv * v;
+    }
     m = m_new;
   }
-#if KV_TYPE == 2
-  hadamard(o, hd);  // linear: the merged output comes back to the plain basis too
-#endif
   uint out_i = pc.base3 + i * (hd + 2u);
   b3[out_i] = floatBitsToUint(m);
   b3[out_i + 1u] = floatBitsToUint(l);
-  for (uint d = 0u; d < hd; ++d) b3[out_i + 2u + d] = floatBitsToUint(o[d]);
+  store_output(out_i + 2u);
 }

@@ -16,6 +16,13 @@
 #define TILE (2048 / HD)  // keys a tile holds: 16 KiB of f32 keys and values
 #define HD4 (HD / 4)
 layout(local_size_x = WG) in;
+// Loops over a head's vec4s: unrolled (q and o then stay in registers) up to 128 wide; wider,
+// lavapipe's compile of the unrolled form takes minutes.
+#if HD > 128
+#define HD_UNROLL [[dont_unroll]]
+#else
+#define HD_UNROLL [[unroll]]
+#endif
 
 #include "kv_read.glsl"
 
@@ -66,7 +73,7 @@ void attend(uint first, uint count, uint lo, uint hi) {
     uint t = first + j;
     if (t < lo || t > hi) continue;
     float dot_qk = 0.0;  // summed in the order of the elements, as the reference
-    [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+    HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
       vec4 k = k_tile[j * HD4 + i];
       dot_qk += q[i].x * k.x;
       dot_qk += q[i].y * k.y;
@@ -83,28 +90,45 @@ void attend(uint first, uint count, uint lo, uint hi) {
     if (score > m) {  // rescale only when the max grows (else the factor would be exactly 1)
       float correction = exp(m - score);
       l *= correction;
-      [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] *= correction;
+      HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] *= correction;
       m = score;
     }
     float p = exp(score - m);
     l += p;
     float pv = p * v_scale;
-    [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] += pv * v_tile[j * HD4 + i];
+    HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] += pv * v_tile[j * HD4 + i];
   }
 }
 
-// The query of row r, head h: rotated for the sinks when `sinks`, into q8's basis.
+// The query of row r, head h: rotated for the sinks when `sinks`, into q8's basis. Without q8
+// it is loaded straight into the vec4s (a pair of the adjacent-pair rotation never straddles
+// two), with no per-invocation array: lavapipe compiles an array indexed in a loop HD wide
+// into code that grows faster than HD.
 void load_query(uint qi, uint r, bool sinks) {
   uint hd = pc.c;
+#if KV_TYPE == 2
   float x[HD];
   for (uint d = 0u; d < HD; ++d) x[d] = d < hd ? uintBitsToFloat(b0[qi + d]) : 0.0;
   if (sinks) rotate_for_sinks(x, r, hd);
-#if KV_TYPE == 2
   hadamard(x, hd);
-#endif
-  [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
     q[i] = vec4(x[4u * i], x[4u * i + 1u], x[4u * i + 2u], x[4u * i + 3u]);
   }
+#else
+  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    vec4 x = vec4(0.0);
+    if (d < hd) {  // head_dim is even: whole pairs
+      x.xy = vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
+      if (sinks) x.xy = rotate_pair_for_sinks(x.xy, r, d / 2u, hd);
+    }
+    if (d + 2u < hd) {
+      x.zw = vec2(uintBitsToFloat(b0[qi + d + 2u]), uintBitsToFloat(b0[qi + d + 3u]));
+      if (sinks) x.zw = rotate_pair_for_sinks(x.zw, r, d / 2u + 1u, hd);
+    }
+    q[i] = x;
+  }
+#endif
 }
 
 void main() {
@@ -125,7 +149,7 @@ void main() {
   uint last_position = row_position(r_last);
   Attended first = kv_attended(row_position(r0)), last = kv_attended(last_position);
   uint qi = pc.base0 + (r * pc.a + h) * hd;
-  [[unroll]] for (uint i = 0u; i < HD4; ++i) o[i] = vec4(0.0);
+  HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] = vec4(0.0);
   if (last.sink_end > 0u) {
     load_query(qi, r, span.sink_end > 0u);
     for (uint t0 = 0u; t0 < last.sink_end; t0 += TILE) {
@@ -146,15 +170,28 @@ void main() {
     attend(first.begin + k0, count, span.begin, position);
   }
   if (!in_tile) return;
+  uint out_i = pc.base3 + (r * pc.a + h) * hd;
+#if KV_TYPE == 2
   float y[HD];
-  [[unroll]] for (uint i = 0u; i < HD4; ++i) {
+  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
     y[4u * i] = o[i].x;
     y[4u * i + 1u] = o[i].y;
     y[4u * i + 2u] = o[i].z;
     y[4u * i + 3u] = o[i].w;
   }
-#if KV_TYPE == 2
   hadamard(y, hd);  // back to the plain basis
+  for (uint d = 0u; d < hd; ++d) b3[out_i + d] = floatBitsToUint(y[d] / l);
+#else
+  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+    uint d = 4u * i;
+    if (d < hd) {
+      b3[out_i + d] = floatBitsToUint(o[i].x / l);
+      b3[out_i + d + 1u] = floatBitsToUint(o[i].y / l);
+    }
+    if (d + 2u < hd) {
+      b3[out_i + d + 2u] = floatBitsToUint(o[i].z / l);
+      b3[out_i + d + 3u] = floatBitsToUint(o[i].w / l);
+    }
+  }
 #endif
-  for (uint d = 0u; d < hd; ++d) b3[pc.base3 + (r * pc.a + h) * hd + d] = floatBitsToUint(y[d] / l);
 }

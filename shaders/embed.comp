@@ -1,7 +1,8 @@
 #version 450
-// out (rows, width) = table[tokens[r]] dequantized. b0 table, b1 tokens (I32), b2 out.
-// Push constants: a width, c bytes per table row, d vocabulary size (ids are clamped to it;
-// the runtime rejects bad ids before a step is run).
+// out (rows, width) = table[tokens[r]] dequantized, times the scale (Gemma: sqrt(width); else
+// 1). b0 table, b1 tokens (I32), b2 out. Push constants: a width, c bytes per table row, d
+// vocabulary size (ids are clamped to it; the runtime rejects bad ids before a step is run),
+// fa the scale.
 #include "common.glsl"
 #include "weight_type.glsl"
 layout(local_size_x = 64) in;
@@ -19,5 +20,7 @@ void main() {
   float v[CHUNK];
   dequant_row(pc.base0 * 4u + token * pc.c + (k / uint(QK)) * BLOCK_BYTES,
               (k % uint(QK)) / uint(CHUNK), v);
-  b2[pc.base2 + i] = floatBitsToUint(v[k % uint(CHUNK)]);
+  // One rounded product after the dequantized value, as the CPU scales its rows.
+  precise float y = v[k % uint(CHUNK)] * pc.fa;
+  b2[pc.base2 + i] = floatBitsToUint(y);
 }

@@ -52,18 +52,23 @@ float k_at(uint kv, uint d) { return uintBitsToFloat(b1[pc.base1 + kv + d]); }
 float v_at(uint kv, uint d) { return uintBitsToFloat(b2[pc.base2 + kv + d]); }
 #endif
 
-// The query of row r, head h rotated to its position inside the cache for scoring the sinks:
-// by delta = cache_position − position ≤ 0, as RotateQuery in backends/cpu/ref_kv_load.cpp
-// (the host computed the row's cos and sin in double; b6 holds them, (rows, hd / 2) × (cos,
-// sin)).
+// Pair p = (x[2p], x[2p + 1]) of the query of row r rotated to its position inside the cache
+// for scoring the sinks: by delta = cache_position − position ≤ 0, as RotateQuery in
+// backends/cpu/ref_kv_load.cpp (the host computed the row's cos and sin in double; b6 holds
+// them, (rows, hd / 2) × (cos, sin)).
+vec2 rotate_pair_for_sinks(vec2 x, uint r, uint p, uint hd) {
+  uint t = pc.base6 + (r * (hd / 2u) + p) * 2u;
+  float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
+  precise float y0 = x.x * c - x.y * sn;
+  precise float y1 = x.x * sn + x.y * c;
+  return vec2(y0, y1);
+}
+
+// The whole query head x[0 … hd − 1] so rotated.
 void rotate_for_sinks(inout float x[HD], uint r, uint hd) {
-  uint pairs = hd / 2u;
-  for (uint p = 0u; p < pairs; ++p) {
-    uint t = pc.base6 + (r * pairs + p) * 2u;
-    float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
-    precise float y0 = x[2u * p] * c - x[2u * p + 1u] * sn;
-    precise float y1 = x[2u * p] * sn + x[2u * p + 1u] * c;
-    x[2u * p] = y0;
-    x[2u * p + 1u] = y1;
+  for (uint p = 0u; p < hd / 2u; ++p) {
+    vec2 y = rotate_pair_for_sinks(vec2(x[2u * p], x[2u * p + 1u]), r, p, hd);
+    x[2u * p] = y.x;
+    x[2u * p + 1u] = y.y;
   }
 }

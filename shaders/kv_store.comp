@@ -16,7 +16,8 @@
 layout(local_size_x = 64) in;
 
 #if KV_TYPE == 2
-#define HD 128
+// HD: the largest head size of the variant (a define: 128, or 256 for Gemma 3): lavapipe's
+// compile of the per-invocation array grows faster than its size.
 #include "hadamard.glsl"
 
 void store_q8(uint r, uint g, bool value, uint row) {

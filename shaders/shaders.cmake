@@ -78,15 +78,19 @@ add_shader_variant(rope rope.comp)
 add_shader_variant(add elementwise.comp OP=0)
 add_shader_variant(silu_mul elementwise.comp OP=1)
 add_shader_variant(take_last elementwise.comp OP=2)
+add_shader_variant(gelu_mul elementwise.comp OP=3)
 # KV cache element types: f32, f16, q8 (Hadamard-rotated int8 with a scale per row), q4 (KIVI:
 # nibbles, full-precision rings for the last incomplete group, packed by kv_quantize_q4).
 add_shader_variant(kv_quantize_q4 kv_quantize_q4.comp)
+# q8's store holds a head in an array: a wider variant for head sizes up to 256.
+add_shader_variant(kv_store_q8_hd256 kv_store.comp KV_TYPE=2 HD=256)
 foreach(kv f32=0 f16=1 q8=2 q4=3)
   string(REPLACE "=" ";" pair ${kv})
   list(GET pair 0 kname)
   list(GET pair 1 kid)
-  add_shader_variant(kv_store_${kname} kv_store.comp KV_TYPE=${kid})
-  foreach(hd 64 128)
+  add_shader_variant(kv_store_${kname} kv_store.comp KV_TYPE=${kid} HD=128)
+  # Head sizes up to 64, 128 and 256 (Gemma 3).
+  foreach(hd 64 128 256)
     add_shader_variant(attention_split_${kname}_hd${hd} attention_split.comp KV_TYPE=${kid} HD=${hd})
     # Workgroups of 128 invocations on CPU devices, 64 on GPUs (vk_dispatch.cpp).
     foreach(wg 64 128)

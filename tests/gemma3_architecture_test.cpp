@@ -106,17 +106,4 @@ TEST(Gemma3ArchitectureOptions, AnotherWindowIsRefused) {
   EXPECT_NE(error.find("window of 12 tokens"), std::string::npos) << error;
 }
 
-// The Vulkan backend has no shaders for the gemma3 ops yet: a clear refusal, not a wrong result.
-TEST(Gemma3ArchitectureOptions, VulkanRefusesClearly) {
-  staticlm_limits limits = Limits(64, 5, false);
-  limits.backend = "vulkan";
-  std::string error;
-  Context ctx = Create(limits, &error);
-  if (error.find("no Vulkan") != std::string::npos || error.find("Vulkan backend") == 0) {
-    GTEST_SKIP() << error;
-  }
-  EXPECT_FALSE(ctx);
-  EXPECT_NE(error.find("has no kernel for"), std::string::npos) << error;
-}
-
 }  // namespace

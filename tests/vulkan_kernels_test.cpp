@@ -302,6 +302,9 @@ struct CacheCase {
   int32_t group = 8;  // q4's kv_group
   int32_t heads = 6, kv_heads = 2;
   int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
+  // The RoPE the queries and keys get first: rotate-half (Gemma) or adjacent pairs, and base.
+  bool rope_halves = false;
+  float rope_base = 10000.0f;
   // Sequences the cache holds; rows_are_sequences: a batched plan (chunk = batch, a row per
   // sequence), else steps go to StepParams::sequence's part.
   int32_t batch = 1;
@@ -384,7 +387,7 @@ void RunCacheCase(const CacheCase& cc) {
   p.n_kv_heads = kv_heads;
   p.head_dim = hd;
   p.scale = 1.0f / std::sqrt(float(hd));
-  p.rope_base = 10000.0f;
+  p.rope_base = cc.rope_base;
   p.cache_slots = slots;
   p.cache_policy = cc.policy;
   p.kv_quant = cc.quant;
@@ -393,6 +396,7 @@ void RunCacheCase(const CacheCase& cc) {
   OpParams rope;
   rope.head_dim = hd;
   rope.rope_base = p.rope_base;
+  rope.rope_halves = cc.rope_halves;
   h.AddOp(OpKind::kRope, {}, {q}, rope);
   h.AddOp(OpKind::kRope, {}, {k}, rope);
   if (q4) {
@@ -727,6 +731,200 @@ TEST(VulkanKernelsTest, TiledPrefillRingsPastMaxContext) {
       RunCacheCase(cc);
     }
   }
+}
+
+// Gemma 3's op forms. Embeddings scaled by sqrt(d) after dequantization: one f32 product, so
+// the rows are the CPU's bit for bit.
+TEST(VulkanKernelsTest, ScaledEmbeddingEveryWeightType) {
+  for (DType type : kWeightTypes) {
+    SCOPED_TRACE(DTypeName(type));
+    const int64_t vocab = 37, width = 640, chunk = 5;
+    PlanHarness h(chunk);
+    uint32_t table = h.Tensor(BufferId::kWeights, type, {vocab, width}, "table");
+    uint32_t out = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "out");
+    OpParams p;
+    p.embed_scale = static_cast<float>(std::sqrt(640.0));
+    h.AddOp(OpKind::kEmbed, {table, h.plan.tokens_tensor}, {out}, p);
+    h.Allocate();
+    auto w = RandomWeights(type, vocab * width, 4);
+    std::memcpy(h.Data(table), w.data(), w.size());
+    int32_t ids[chunk] = {3, 36, 0, 17, 9};
+    std::memcpy(h.Data(h.plan.tokens_tensor), ids, sizeof(ids));
+    RUN_OR_SKIP(r, h, {{4, 0}});
+    ExpectClose(Values(h, r.cpu, out, 4), Values(h, r.gpu, out, 4), 0.0f, "scaled embed");
+    // Not the unscaled rows: the scale was applied.
+    EXPECT_GT(std::fabs(Values(h, r.gpu, out, 1)[1]), 0.0f);
+  }
+}
+
+// RMSNorm of each head on its own (Gemma's q and k norms): four heads of 256 (the queries), one
+// (the keys), and three of 40 (groups narrower than a workgroup); the step has fewer rows than
+// the plan.
+TEST(VulkanKernelsTest, RmsNormPerHead) {
+  const int64_t chunk = 6;
+  const int64_t shapes[][2] = {{4, 256}, {1, 256}, {3, 40}};  // heads, head size
+  PlanHarness h(chunk);
+  std::vector<uint32_t> outs, ins, weights;
+  for (const auto& shape : shapes) {
+    const int64_t width = shape[0] * shape[1];
+    uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "x");
+    uint32_t w = h.Tensor(BufferId::kWeights, DType::kF32, {shape[1]}, "w");
+    uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "y");
+    OpParams p;
+    p.eps = 1e-6f;
+    p.norm_group = static_cast<int32_t>(shape[1]);
+    h.AddOp(OpKind::kRmsNorm, {x, w}, {y}, p);
+    ins.push_back(x);
+    weights.push_back(w);
+    outs.push_back(y);
+  }
+  h.Allocate();
+  uint32_t seed = 60;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const TensorRegion& x = h.plan.tensors[ins[i]];
+    // Heads of very different magnitudes: a norm over the whole row would show.
+    std::vector<float> values = RandomFloats(size_t(x.elements()), seed++, 2.0f);
+    for (size_t j = 0; j < values.size(); j += size_t(shapes[i][1]) * 2) {
+      for (int64_t e = 0; e < shapes[i][1] && j + size_t(e) < values.size(); ++e) {
+        values[j + size_t(e)] *= 40.0f;
+      }
+    }
+    PutFloats(h, ins[i], values);
+    PutFloats(h, weights[i], RandomFloats(size_t(shapes[i][1]), seed++));
+  }
+  RUN_OR_SKIP(r, h, {{5, 0}});
+  for (uint32_t y : outs) {
+    ExpectClose(Values(h, r.cpu, y, 5), Values(h, r.gpu, y, 5), 1e-5f, "per-head norm");
+  }
+}
+
+// The number of dispatches `h`'s plan translates to.
+size_t DispatchCount(const PlanHarness& h) {
+  vulkan::RopeRows rope;
+  rope.AddPlan(h.plan);
+  std::vector<vulkan::Dispatch> dispatches;
+  uint64_t scratch = 0;
+  Status s = vulkan::TranslatePlan(h.plan, rope, vulkan::DispatchOptions{}, &dispatches, &scratch);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return dispatches.size();
+}
+
+// Rotate-half RoPE, bit for bit the CPU's: queries and keys of a global layer (base 1e6) in one
+// dispatch, then those of a sliding layer (base 1e4), then rotate-half and adjacent pairs on
+// two tensors with the same rows (never one dispatch), and an awkward head size; at positions
+// from the start to the end of the context.
+TEST(VulkanKernelsTest, RopeHalvesWithPerLayerBases) {
+  const int64_t chunk = 5, hd = 256;
+  PlanHarness h(chunk, 2048);
+  auto tensor = [&](int64_t width, const char* name) {
+    return h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, name);
+  };
+  uint32_t q0 = tensor(4 * hd, "q0"), k0 = tensor(hd, "k0");
+  uint32_t q1 = tensor(4 * hd, "q1"), k1 = tensor(hd, "k1");
+  uint32_t a = tensor(2 * hd, "a"), b = tensor(2 * hd, "b"), c = tensor(30, "c");
+  auto rope = [&](uint32_t x, int32_t head_dim, float base, bool halves) {
+    OpParams p;
+    p.head_dim = head_dim;
+    p.rope_base = base;
+    p.rope_halves = halves;
+    h.AddOp(OpKind::kRope, {}, {x}, p);
+  };
+  rope(q0, hd, 1e6f, true);
+  rope(k0, hd, 1e6f, true);
+  rope(q1, hd, 1e4f, true);
+  rope(k1, hd, 1e4f, true);
+  rope(a, hd, 1e4f, true);
+  rope(b, hd, 1e4f, false);
+  rope(c, 10, 1e4f, true);
+  h.Allocate();
+  EXPECT_EQ(DispatchCount(h), 5u);  // q0+k0, q1+k1, a, b, c
+  uint32_t seed = 70;
+  for (uint32_t t : {q0, k0, q1, k1, a, b, c}) {
+    PutFloats(h, t, RandomFloats(size_t(h.plan.tensors[t].elements()), seed++, 2.0f));
+  }
+  for (int32_t position : {0, 1500, 2044}) {
+    SCOPED_TRACE("position " + std::to_string(position));
+    RUN_OR_SKIP(r, h, {{4, position}});
+    for (uint32_t t : {q0, k0, q1, k1, a, b, c}) {
+      ExpectClose(Values(h, r.cpu, t, 4), Values(h, r.gpu, t, 4), 0.0f, h.plan.tensors[t].name);
+    }
+  }
+}
+
+// GeGLU: gate = gelu_tanh(gate) · up, over ordinary values and ones where tanh saturates.
+TEST(VulkanKernelsTest, GeluMul) {
+  const int64_t chunk = 7, width = 2048;
+  PlanHarness h(chunk);
+  uint32_t gate = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "gate");
+  uint32_t up = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "up");
+  h.AddOp(OpKind::kGeluMul, {up}, {gate}, OpParams{});
+  h.Allocate();
+  std::vector<float> g = RandomFloats(size_t(chunk * width), 80, 3.0f);
+  const float extremes[] = {0.0f, -0.0f, 9.0f, -9.0f, 30.0f, -30.0f, 80.0f, -80.0f, 1e-20f};
+  for (size_t i = 0; i < std::size(extremes); ++i) g[i * 13] = extremes[i];
+  PutFloats(h, gate, g);
+  PutFloats(h, up, RandomFloats(size_t(chunk * width), 81));
+  RUN_OR_SKIP(r, h, {{6, 0}});
+  ExpectClose(Values(h, r.cpu, gate, 6), Values(h, r.gpu, gate, 6), 1e-6f, "gelu_mul");
+  // Rows past the step's are left alone.
+  EXPECT_EQ(Values(h, r.gpu, gate)[6 * width], g[6 * width]);
+}
+
+// Gemma 3 270M's attention: head size 256, four query heads over one KV head, rotate-half RoPE,
+// a sliding ring (base 1e4) and a static global cache (base 1e6); prefill plans (tiled, both
+// workgroup sizes) and decode plans (split), f16, f32 and q4 caches, and batched rows. Not q8:
+// its kernels hold a 256-wide head in float arrays (the Hadamard transform), which lavapipe
+// compiles, at the first step, for longer than the step's time limit on a cold shader cache.
+TEST(VulkanKernelsTest, HeadSize256MultiQueryHybridCache) {
+  struct Mode {
+    CachePolicy policy;
+    KvQuant quant;
+    DType kv;
+  };
+  const Mode modes[] = {{CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF16},
+                        {CachePolicy::kStatic, KvQuant::kNone, DType::kF16},
+                        {CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF32},
+                        {CachePolicy::kStatic, KvQuant::kNone, DType::kF32},
+                        {CachePolicy::kStatic, KvQuant::kQ4, DType::kF16}};
+  std::vector<StepParams> decode;
+  for (int32_t p = 0; p < 40; ++p) decode.push_back({1, p});
+  for (const Mode& m : modes) {
+    for (int32_t chunk : {9, 1}) {
+      for (int style : {0, 1}) {
+        if (chunk == 1 && style == 1) continue;  // the split kernel has one form
+        SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
+                     std::to_string(int(m.quant)) + " " + DTypeName(m.kv) + " chunk " +
+                     std::to_string(chunk) + " style " + std::to_string(style));
+        CacheCase cc;
+        cc.kv = m.kv;
+        cc.quant = m.quant;
+        cc.policy = m.policy;
+        cc.hd = 256;
+        cc.heads = 4;
+        cc.kv_heads = 1;
+        cc.chunk = chunk;
+        cc.style = style;
+        cc.rope_halves = true;
+        const bool sliding = m.policy == CachePolicy::kSlidingWindow;
+        cc.rope_base = sliding ? 1e4f : 1e6f;
+        cc.window = sliding ? 13 : 0;
+        cc.steps = chunk == 1 ? decode : RingSteps();
+        RunCacheCase(cc);
+      }
+    }
+  }
+  std::vector<int32_t> storage;
+  CacheCase batched;
+  batched.policy = CachePolicy::kSlidingWindow;
+  batched.hd = 256;
+  batched.heads = 4;
+  batched.kv_heads = 1;
+  batched.rope_halves = true;
+  batched.window = 13;
+  batched.batch = 4;
+  batched.rows_are_sequences = true;
+  batched.steps = BatchedSteps(true, &storage);
+  RunCacheCase(batched);
 }
 
 // Bad steps fail with a status on the device as on the CPU: a sequence twice, an id outside

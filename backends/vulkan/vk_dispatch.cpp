@@ -15,6 +15,8 @@ constexpr uint32_t kMatMulGroup = 16;   // invocations per column-style workgrou
 // (192 columns: 6 workgroups) spread over a CPU device's threads.
 constexpr uint32_t kUnitsGroup = 8;
 constexpr uint32_t kRowTile = 8;  // rows per prefill matmul workgroup (ROWS in matmul.comp)
+// The largest attention variant's head size (HD in shaders/shaders.cmake; also kv_store's q8).
+constexpr int32_t kMaxHeadDim = 256;
 
 const char* WeightTypeName(DType t) {
   switch (t) {
@@ -122,15 +124,19 @@ struct Translator {
     return op.params.rows_from_step ? 0u : static_cast<uint32_t>(out_tensor.shape[0]);
   }
 
+  // Whole rows, or (a kRmsNorm with norm_group) each group of a row alone: a workgroup each.
   Status RmsNorm(const Op& op, uint32_t x, uint32_t weight, uint32_t y) {
+    const int64_t group = op.kind == OpKind::kRmsNorm ? op.params.norm_group : 0;
+    const uint64_t groups_per_row = group > 0 ? static_cast<uint64_t>(T(y).shape[1] / group) : 1;
     Dispatch& d = Add("rms_norm");
     d.bind[0] = R(x);
     d.bind[1] = R(weight);
     d.bind[2] = R(y);
     d.pc.rows = StepRows(op, T(y));
     d.pc.a = static_cast<uint32_t>(T(weight).elements());
+    d.pc.b = static_cast<uint32_t>(groups_per_row);
     d.pc.fa = op.params.eps;
-    return Groups(d, static_cast<uint64_t>(T(y).shape[0]), 1, op);
+    return Groups(d, static_cast<uint64_t>(T(y).shape[0]) * groups_per_row, 1, op);
   }
 
   Status MatMulDispatch(const Op& op, int mode, uint32_t x, uint32_t w0, uint32_t w1, uint32_t y0,
@@ -244,10 +250,10 @@ struct Translator {
     // Packed codes fill whole words: int8 four a word, nibbles eight.
     bool packed_size = (p.kv_quant != KvQuant::kQ8 || p.head_dim % 4 == 0) &&
                        (p.kv_quant != KvQuant::kQ4 || p.head_dim % 8 == 0);
-    if (p.head_dim % 2 != 0 || p.head_dim > 128 || !packed_size || p.n_kv_heads <= 0 ||
+    if (p.head_dim % 2 != 0 || p.head_dim > kMaxHeadDim || !packed_size || p.n_kv_heads <= 0 ||
         p.n_heads % p.n_kv_heads != 0) {
       return Status::Error(StatusCode::kUnsupported,
-                           "Vulkan backend: head size %d / %d KV heads not supported (even, ≤128; "
+                           "Vulkan backend: head size %d / %d KV heads not supported (even, ≤256; "
                            "q8: a multiple of 4; q4: of 8)",
                            p.head_dim, p.n_kv_heads);
     }
@@ -274,7 +280,9 @@ struct Translator {
     STATICLM_RETURN_IF_ERROR(CheckCache(op, cache, &type));
     const OpParams& p = op.params;
     char shader[40];
-    std::snprintf(shader, sizeof(shader), "kv_store_%s", type);
+    // q8 holds a head in an array: the wider variant only where needed.
+    const bool wide = p.kv_quant == KvQuant::kQ8 && p.head_dim > 128;
+    std::snprintf(shader, sizeof(shader), "kv_store_%s%s", type, wide ? "_hd256" : "");
     Dispatch& d = Add(shader);
     d.bind[0] = R(op.inputs[0]);
     d.bind[1] = R(op.inputs[1]);
@@ -365,7 +373,7 @@ struct Translator {
     const TensorRegion& o = T(op.outputs[0]);
     uint64_t rows = static_cast<uint64_t>(o.shape[0]);
     uint64_t heads = static_cast<uint64_t>(p.n_heads);
-    const int hd_variant = p.head_dim <= 64 ? 64 : 128;
+    const int hd_variant = p.head_dim <= 64 ? 64 : (p.head_dim <= 128 ? 128 : kMaxHeadDim);
     // Prefill (rows of one sequence): tiled, a workgroup per tile of rows and KV head. A CPU
     // device (matmul style 0) runs a workgroup per thread: larger ones load each key tile for
     // more rows; a GPU gets more, smaller workgroups.
@@ -411,6 +419,7 @@ struct Translator {
     d.pc.rows = StepRows(op, x);
     d.pc.a = static_cast<uint32_t>(x.shape[1] / p.head_dim);
     d.pc.b = static_cast<uint32_t>(p.head_dim);
+    d.pc.d = p.rope_halves ? 1u : 0u;
     return Groups(d, CeilDiv(static_cast<uint64_t>(x.shape[0] * x.shape[1] / 2), kGroup), 1, op);
   }
 
@@ -418,9 +427,9 @@ struct Translator {
   // queries, then the keys) run as one dispatch: on a CPU device every dispatch costs a
   // round of thread wake-ups.
   bool CanPairRope(const Op& a, const Op& b) const {
-    if (a.kind != OpKind::kRope || b.kind != OpKind::kRope || a.params.rope_halves ||
-        b.params.rope_halves) {
-      return false;  // Translate refuses the rotate-half form
+    if (a.kind != OpKind::kRope || b.kind != OpKind::kRope ||
+        a.params.rope_halves != b.params.rope_halves) {
+      return false;
     }
     const RopeRows::Entry* e = rope.Find(a);
     const TensorRegion& x = T(a.outputs[0]);
@@ -442,23 +451,7 @@ struct Translator {
     return Groups(d, CeilDiv(pairs, kGroup), 1, a);
   }
 
-  // The plan features of newer architectures (Gemma 3) that no shader implements yet: a clear
-  // refusal at Prepare rather than a kernel that silently computes the Llama form.
-  static const char* MissingFeature(const Op& op) {
-    if (op.kind == OpKind::kGeluMul) return "GELU-gated feed-forward (gelu_mul)";
-    if (op.kind == OpKind::kEmbed && op.params.embed_scale != 1.0f) return "scaled embeddings";
-    if (op.kind == OpKind::kRmsNorm && op.params.norm_group > 0) return "per-head RMSNorm";
-    if (op.kind == OpKind::kRope && op.params.rope_halves) return "rotate-half RoPE";
-    return nullptr;
-  }
-
   Status Translate(const Op& op) {
-    if (const char* missing = MissingFeature(op)) {
-      return Status::Error(StatusCode::kUnsupported,
-                           "the Vulkan backend has no kernel for %s yet (op %s of layer %d); "
-                           "use --backend cpu",
-                           missing, OpKindName(op.kind), op.params.layer);
-    }
     const TensorRegion& y = T(op.outputs[0]);
     uint64_t count = static_cast<uint64_t>(y.elements());
     uint32_t width = static_cast<uint32_t>(y.shape[1]);
@@ -480,6 +473,7 @@ struct Translator {
         d.pc.a = width;
         d.pc.c = static_cast<uint32_t>(DTypeBytes(table.dtype, width));
         d.pc.d = static_cast<uint32_t>(table.shape[0]);
+        d.pc.fa = op.params.embed_scale;
         return Groups(d, CeilDiv(count, kGroup), 1, op);
       }
       case OpKind::kRmsNorm:
@@ -497,7 +491,7 @@ struct Translator {
       case OpKind::kSiluMul:
         return Elementwise(op, "silu_mul", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kGeluMul:
-        break;  // refused above
+        return Elementwise(op, "gelu_mul", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kTakeLast: {
         Dispatch& d = Add("take_last");
         d.bind[0] = R(op.inputs[0]);
