@@ -226,24 +226,31 @@ void RunMatMulCase(DType type, const MatMulCase& c) {
   ExpectWithin(want_acc, Values(h, r.gpu, acc, rows), bound_r, "acc");
 }
 
-TEST(VulkanQuantWeightsTest, MatMulEveryTypeFormStyleAndRowTile) {
-  for (DType type : kQuantTypes) {
-    const int64_t odd = OddBlocksWidth(type);
-    const int64_t even = IsKQuant(type) ? 4 * 256 : 24 * 32;
-    const MatMulCase cases[] = {
-        {0, odd, 11, 9, false}, {1, odd, 11, 9, false}, {2, odd, 11, 9, true},
-        {0, odd, 1, 1, false},  {1, odd, 1, 1, false},  {2, even, 11, 9, true},
-        {2, even, 1, 1, true},  {2, even, 1, 1, false},
-    };
-    for (const MatMulCase& c : cases) {
-      SCOPED_TRACE(std::string(DTypeName(type)) + " style " + std::to_string(c.style) + " n_in " +
-                   std::to_string(c.n_in) + " chunk " + std::to_string(c.chunk) +
-                   (c.aligned ? " aligned" : ""));
-      RunMatMulCase(type, c);
-      if (HasFatalFailure() || IsSkipped()) return;
-    }
+// One test per type, so that ctest runs them side by side (lavapipe compiles each variant at its
+// first dispatch, which is most of the time here).
+class VulkanQuantMatMulTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(VulkanQuantMatMulTest, EveryFormStyleAndRowTile) {
+  const DType type = GetParam();
+  const int64_t odd = OddBlocksWidth(type);
+  const int64_t even = IsKQuant(type) ? 4 * 256 : 24 * 32;
+  const MatMulCase cases[] = {
+      {0, odd, 11, 9, false}, {1, odd, 11, 9, false}, {2, odd, 11, 9, true}, {0, odd, 1, 1, false},
+      {1, odd, 1, 1, false},  {2, even, 11, 9, true}, {2, even, 1, 1, true}, {2, even, 1, 1, false},
+  };
+  for (const MatMulCase& c : cases) {
+    SCOPED_TRACE(std::string(DTypeName(type)) + " style " + std::to_string(c.style) + " n_in " +
+                 std::to_string(c.n_in) + " chunk " + std::to_string(c.chunk) +
+                 (c.aligned ? " aligned" : ""));
+    RunMatMulCase(type, c);
+    if (HasFatalFailure() || IsSkipped()) return;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(QuantTypes, VulkanQuantMatMulTest, ::testing::ValuesIn(kQuantTypes),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(DTypeName(info.param));
+                         });
 
 #else
 
