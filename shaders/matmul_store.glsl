@@ -1,6 +1,8 @@
 // Writes a matmul invocation's sums (COLS columns from o0, RT rows from r0, nr of them real)
 // in the fused form MODE selects: 0 y0; 1 y1 and silu(gate)·y1 into y0; 2 y0 and acc += y0.
-// Bindings b2 (y0) and b3 (y1 or acc), word offsets base2 / base3. Shared by the matmul shaders.
+// Bindings b2 (y0) and b3 (y1 or acc), word offsets base2 / base3; push constant d the outputs'
+// row stride (a, the columns this dispatch computes, is less when a weight too large for one
+// binding is split over several dispatches). Shared by the matmul shaders.
 
 float silu(float g) { return g / (1.0 + exp(-g)); }
 
@@ -11,7 +13,7 @@ void store_outputs(uint o0, uint r0, uint nr, float acc0[COLS][RT], float acc1[C
     if (o >= pc.a) break;
     [[unroll]] for (uint r = 0u; r < RT; ++r) {
       if (r >= nr) break;
-      uint yi = (r0 + r) * pc.a + o;
+      uint yi = (r0 + r) * pc.d + o;
 #if MODE == 1
       b3[pc.base3 + yi] = floatBitsToUint(acc1[c][r]);
       b2[pc.base2 + yi] = floatBitsToUint(silu(acc0[c][r]) * acc1[c][r]);

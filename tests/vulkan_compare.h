@@ -18,14 +18,16 @@
 
 namespace staticlm::vktest {
 
-// Runs on the reference CPU backend and on Vulkan (validation on, matmul `style`), returning
-// both results; skips the test when there is no device.
+// Runs on the reference CPU backend and on Vulkan (validation on, matmul `style`, and a
+// largest storage binding of `max_binding` bytes unless 0), returning both results; skips the
+// test when there is no device.
 struct Pair {
   RunResult cpu, gpu;
   bool skipped = false;
 };
 
-inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0) {
+inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0,
+                    uint64_t max_binding = 0) {
   Pair p;
   BackendOptions options;
   options.reference_kernels = true;
@@ -35,6 +37,7 @@ inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, 
   vulkan::VulkanTestOptions test;
   test.validation = true;
   test.force_matmul_style = style;
+  test.max_storage_binding = max_binding;
   vulkan::VulkanBackend vk(BackendOptions{}, test);
   p.gpu = RunPlan(vk, h, steps);
   if (!p.gpu.status.ok() && p.gpu.status.code() == StatusCode::kUnsupported &&
@@ -70,7 +73,7 @@ inline void ExpectClose(const std::vector<float>& want, const std::vector<float>
 // The dispatches of `h`'s plan translated with `style` (and lavapipe's 16-byte storage offset
 // alignment), the translation's status in *status.
 inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, int style,
-                                                        Status* status) {
+                                                        Status* status, uint64_t max_binding = 0) {
   vulkan::RopeRows rope;
   rope.AddPlan(h.plan);
   std::vector<vulkan::Dispatch> dispatches;
@@ -78,15 +81,16 @@ inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, in
   vulkan::DispatchOptions options;
   options.matmul_style = style;
   options.storage_offset_align = 16;
+  if (max_binding != 0) options.max_storage_range = max_binding;
   *status = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
   return dispatches;
 }
 
 // The shaders of the dispatches whose names start with `prefix`, in order.
 inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int style,
-                                                  const char* prefix) {
+                                                  const char* prefix, uint64_t max_binding = 0) {
   Status s;
-  std::vector<vulkan::Dispatch> dispatches = TranslateWithStyle(h, style, &s);
+  std::vector<vulkan::Dispatch> dispatches = TranslateWithStyle(h, style, &s, max_binding);
   EXPECT_TRUE(s.ok()) << s.message();
   std::vector<std::string> names;
   for (const vulkan::Dispatch& d : dispatches) {

@@ -139,6 +139,46 @@ struct Translator {
     return Groups(d, static_cast<uint64_t>(T(y).shape[0]) * groups_per_row, 1, op);
   }
 
+  // The most rows of `w` one binding holds: the largest storage binding less the slack an
+  // aligned binding offset may add before the rows (up to unit + 1 alignments: see
+  // UnitBindingOffset) and the spare word the quantized loaders may read; a multiple of the
+  // rows that fill whole words, so that every part starts 4-byte aligned as the tensor does.
+  Status RowsPerBinding(const TensorRegion& w, uint32_t unit_bytes, uint64_t* rows) const {
+    const uint64_t row_bytes = DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1]));
+    const uint64_t slack = options.storage_offset_align * (uint64_t{unit_bytes} + 1) + 4;
+    const uint64_t limit = options.max_storage_range;
+    const uint64_t word_rows = row_bytes % 4 == 0 ? 1 : (row_bytes % 2 == 0 ? 2 : 4);
+    *rows = limit > slack ? (limit - slack) / row_bytes : 0;
+    *rows -= *rows % word_rows;
+    if (*rows == 0) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan: a row of tensor %s exceeds the device's largest storage "
+                           "binding (%llu bytes)",
+                           w.name, static_cast<unsigned long long>(limit));
+    }
+    return Status::Ok();
+  }
+
+  // Rows [first, first + count) of a weight tensor.
+  Region Rows(uint32_t tensor, uint64_t first, uint64_t count) const {
+    const TensorRegion& t = T(tensor);
+    const uint64_t row_bytes = DTypeBytes(t.dtype, static_cast<uint64_t>(t.shape[1]));
+    Region r = R(tensor);
+    r.offset += first * row_bytes;
+    r.bytes = count * row_bytes;
+    return r;
+  }
+
+  // An f32 output tensor from column `first` of its first row on.
+  Region FromColumn(uint32_t tensor, uint64_t first) const {
+    Region r = R(tensor);
+    r.offset += first * sizeof(float);
+    r.bytes -= first * sizeof(float);
+    return r;
+  }
+
+  // One dispatch per range of output columns whose weight rows fit a binding (one, unless the
+  // weight exceeds the device's largest storage binding: the Gemma 3 output head).
   Status MatMulDispatch(const Op& op, int mode, uint32_t x, uint32_t w0, uint32_t w1, uint32_t y0,
                         int64_t y1_or_acc, bool barrier_before) {
     const TensorRegion& w = T(w0);
@@ -150,31 +190,75 @@ struct Translator {
     int style = options.matmul_style;
     if (style == 1 && static_cast<uint64_t>(w.shape[0]) > options.max_group_count_x) style = 0;
     if (style == 2 && !UnitLoadsFit(x, w0, mode == 1 ? w1 : w0)) style = 0;
-    bool subgroup = style == 1;
+    const uint32_t w_unit = style == 2 ? UnitOf(w.dtype).bytes : 4;
+    uint64_t per_binding = 0;
+    STATICLM_RETURN_IF_ERROR(RowsPerBinding(w, w_unit, &per_binding));
     // Decode plans get the one-row shader: a CPU device would otherwise run all 8 rows of a
     // tile under a mask.
     uint32_t row_tile = T(y0).shape[0] == 1 ? 1 : kRowTile;
     char shader[40];
     std::snprintf(shader, sizeof(shader), "matmul_%s_m%d_s%d_r%u", type, mode, style, row_tile);
-    Dispatch& d = Add(shader, barrier_before);
-    d.bind[0] = R(x);
-    d.bind[1] = R(w0);
-    d.bind[2] = R(y0);
-    if (y1_or_acc >= 0) d.bind[3] = R(static_cast<uint32_t>(y1_or_acc));
-    if (mode == 1) d.bind[4] = R(w1);
-    d.pc.rows = StepRows(op, T(y0));
-    d.pc.a = static_cast<uint32_t>(w.shape[0]);
-    d.pc.b = static_cast<uint32_t>(w.shape[1]);
-    d.pc.c = static_cast<uint32_t>(DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])));
-    if (style == 2) {
-      d.bind[0].unit_bytes = 16;
-      d.bind[1].unit_bytes = UnitOf(w.dtype).bytes;
-      if (mode == 1) d.bind[4].unit_bytes = UnitOf(w.dtype).bytes;
+    const uint64_t n_out = static_cast<uint64_t>(w.shape[0]);
+    for (uint64_t first = 0; first < n_out; first += per_binding) {
+      const uint64_t count = std::min(per_binding, n_out - first);
+      // The parts write interleaved columns of the same rows: each waits for the previous.
+      Dispatch& d = Add(shader, first == 0 ? barrier_before : true);
+      d.bind[0] = R(x);
+      d.bind[1] = Rows(w0, first, count);
+      d.bind[2] = FromColumn(y0, first);
+      if (y1_or_acc >= 0) d.bind[3] = FromColumn(static_cast<uint32_t>(y1_or_acc), first);
+      if (mode == 1) d.bind[4] = Rows(w1, first, count);
+      d.pc.rows = StepRows(op, T(y0));
+      d.pc.a = static_cast<uint32_t>(count);
+      d.pc.b = static_cast<uint32_t>(w.shape[1]);
+      d.pc.c = static_cast<uint32_t>(DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])));
+      d.pc.d = static_cast<uint32_t>(n_out);
+      if (style == 2) {
+        d.bind[0].unit_bytes = 16;
+        d.bind[1].unit_bytes = w_unit;
+        if (mode == 1) d.bind[4].unit_bytes = w_unit;
+      }
+      uint64_t x_groups =
+          style == 1 ? count
+                     : CeilDiv(count, (style == 2 ? kUnitsGroup : kMatMulGroup) * kMatMulColumns);
+      STATICLM_RETURN_IF_ERROR(
+          Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op));
     }
-    uint64_t x_groups =
-        subgroup ? static_cast<uint64_t>(w.shape[0])
-                 : CeilDiv(w.shape[0], (style == 2 ? kUnitsGroup : kMatMulGroup) * kMatMulColumns);
-    return Groups(d, x_groups, CeilDiv(static_cast<uint64_t>(T(y0).shape[0]), row_tile), op);
+    return Status::Ok();
+  }
+
+  // An embedding lookup, one dispatch per range of table rows that fits a binding; each writes
+  // the output rows whose ids fall in its range.
+  Status Embed(const Op& op) {
+    const TensorRegion& table = T(op.inputs[0]);
+    const TensorRegion& y = T(op.outputs[0]);
+    const char* type = WeightTypeName(table.dtype);
+    if (type == nullptr) {
+      return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s (%s)",
+                           table.name, DTypeName(table.dtype));
+    }
+    uint64_t per_binding = 0;
+    STATICLM_RETURN_IF_ERROR(RowsPerBinding(table, 4, &per_binding));
+    char shader[40];
+    std::snprintf(shader, sizeof(shader), "embed_%s", type);
+    const uint32_t width = static_cast<uint32_t>(y.shape[1]);
+    const uint64_t vocab = static_cast<uint64_t>(table.shape[0]);
+    for (uint64_t first = 0; first < vocab; first += per_binding) {
+      Dispatch& d = Add(shader);
+      d.bind[0] = Rows(op.inputs[0], first, std::min(per_binding, vocab - first));
+      d.bind[1] = R(op.inputs[1]);
+      d.bind[2] = R(op.outputs[0]);
+      d.pc.rows = StepRows(op, y);
+      d.pc.a = width;
+      d.pc.c = static_cast<uint32_t>(DTypeBytes(table.dtype, width));
+      d.pc.d = static_cast<uint32_t>(vocab);
+      d.pc.e = static_cast<uint32_t>(first);
+      d.pc.f = static_cast<uint32_t>(std::min(per_binding, vocab - first));
+      d.pc.fa = op.params.embed_scale;
+      STATICLM_RETURN_IF_ERROR(
+          Groups(d, CeilDiv(static_cast<uint64_t>(y.elements()), kGroup), 1, op));
+    }
+    return Status::Ok();
   }
 
   // Style 2 reads x in uvec4s and the weights in units: every row a whole number of units,
@@ -456,26 +540,8 @@ struct Translator {
     uint64_t count = static_cast<uint64_t>(y.elements());
     uint32_t width = static_cast<uint32_t>(y.shape[1]);
     switch (op.kind) {
-      case OpKind::kEmbed: {
-        const TensorRegion& table = T(op.inputs[0]);
-        const char* type = WeightTypeName(table.dtype);
-        if (type == nullptr) {
-          return Status::Error(StatusCode::kUnsupported, "Vulkan: no embedding kernel for %s (%s)",
-                               table.name, DTypeName(table.dtype));
-        }
-        char shader[40];
-        std::snprintf(shader, sizeof(shader), "embed_%s", type);
-        Dispatch& d = Add(shader);
-        d.bind[0] = R(op.inputs[0]);
-        d.bind[1] = R(op.inputs[1]);
-        d.bind[2] = R(op.outputs[0]);
-        d.pc.rows = StepRows(op, y);
-        d.pc.a = width;
-        d.pc.c = static_cast<uint32_t>(DTypeBytes(table.dtype, width));
-        d.pc.d = static_cast<uint32_t>(table.shape[0]);
-        d.pc.fa = op.params.embed_scale;
-        return Groups(d, CeilDiv(count, kGroup), 1, op);
-      }
+      case OpKind::kEmbed:
+        return Embed(op);
       case OpKind::kRmsNorm:
         return RmsNorm(op, op.inputs[0], op.inputs[1], op.outputs[0]);
       case OpKind::kMatMul:

@@ -57,7 +57,10 @@ struct DispatchOptions {
   // of the tiled prefill attention (styles 0 and 2: 128, style 1: 64).
   int matmul_style = 0;
   uint32_t max_group_count_x = 65535;
-  uint64_t storage_offset_align = 16;       // minStorageBufferOffsetAlignment
+  uint64_t storage_offset_align = 16;  // minStorageBufferOffsetAlignment
+  // maxStorageBufferRange: a matmul weight or embedding table larger than one binding can
+  // hold is split over several dispatches, each binding whole rows of it.
+  uint64_t max_storage_range = UINT64_MAX;
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
 };
 

@@ -1,5 +1,6 @@
 #include "backends/vulkan/vulkan_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -79,6 +80,11 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   dispatch_options.matmul_style = matmul_style_;
   dispatch_options.max_group_count_x = info.max_group_count_x;
   dispatch_options.storage_offset_align = info.storage_offset_align;
+  dispatch_options.max_storage_range = info.max_storage_range;
+  if (test_.max_storage_binding != 0) {
+    dispatch_options.max_storage_range =
+        std::min(dispatch_options.max_storage_range, test_.max_storage_binding);
+  }
   uint64_t scratch = 0;
   size_t n_dispatches = 0;
   dispatches_.resize(static_cast<size_t>(n_plans));

@@ -25,6 +25,9 @@ struct VulkanTestOptions {
   bool validation = false;      // enable the Khronos validation layer and count its messages
   int force_matmul_style = -1;  // -1: by device; else DispatchOptions::matmul_style
   bool no_host_import = false;  // always upload the weights, as if import were refused
+  // 0: the device's largest storage binding; else a smaller one, so that small models'
+  // weights are split over several dispatches as a large model's would be.
+  uint64_t max_storage_binding = 0;
 };
 
 class VulkanBackend final : public Backend {
