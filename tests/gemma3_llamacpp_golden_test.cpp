@@ -75,8 +75,9 @@ TEST(Gemma3LlamaCppGoldenTest, GreedyContinuationsMatchLlamaCpp) {
   const Context ctx = staticlm::test::CreateContext(kModel, limits);
   ASSERT_NE(ctx, nullptr);
 #ifdef STATICLM_SANITIZE
-  // As in gemma3_golden_test: the sanitizer build checks one short and the two long prompts.
-  cases = {cases[0], cases[6], cases[7]};
+  // As in gemma3_golden_test: the sanitizer build, there for memory errors, checks one short
+  // prompt and the 689-token one (its rings wrap); the Release build checks all eight.
+  cases = {cases[0], cases[6]};
 #endif
   staticlm::test::CheckGreedyCases(ctx.get(), cases, kLogitTolerance);
 }
