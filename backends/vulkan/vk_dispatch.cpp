@@ -464,8 +464,11 @@ struct Translator {
     const uint32_t group = options.matmul_style == 1 ? 64 : 128;  // WG in attention_tiled.comp
     uint64_t group_heads = heads / static_cast<uint64_t>(p.n_kv_heads);
     // Head size 256 (Gemma 3) prefills with the split kernel: the tiled head-256 variant gives
-    // wrong rows once a 64-row chunk starting at position 448 reaches past ~460 (Gemma 3 270M's
-    // 689-token prompt, vulkan_gemma3_model_test), a bug not found yet; split is exact there.
+    // wrong rows on lavapipe once a row attends to more than ~460 keys (Gemma 3 270M's
+    // 689-token prompt, vulkan_gemma3_model_test). Likely cause: llvmpipe ends every loop of a
+    // shader invocation after 65,535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS,
+    // shared by all loops), and that variant's head-wide loops are not unrolled (64 iterations
+    // per key, twice). Split gives each invocation a share of the keys.
     const bool tiled_head_size = p.head_dim <= 128;
     if (rows > 1 && !plan.limits.rows_are_sequences && group_heads <= group && tiled_head_size) {
       char shader[40];
