@@ -1,6 +1,7 @@
 // Engine: snapshots (copies of the conversation in slots sized at init) and session files (the
 // same on disk). Everything here is run phase: it never allocates; the session calls do file
 // I/O through the staging buffer and the caller's path. InitSessionStore alone is init.
+#include <cmath>
 #include <cstring>
 
 #include "runtime/engine/engine.h"
@@ -243,6 +244,13 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
   if (h.have_logits) {
     STATICLM_RETURN_IF_ERROR(
         stream(sizeof(float) * uint64_t(vocab), [&](uint64_t at, size_t n) -> Status {
+          for (size_t i = 0; i + sizeof(float) <= n; i += sizeof(float)) {
+            float logit;
+            std::memcpy(&logit, staging + i, sizeof(logit));
+            if (!std::isfinite(logit)) {
+              return Status::Error(StatusCode::kFormatError, "its logits are not finite");
+            }
+          }
           if (apply) {
             std::memcpy(reinterpret_cast<uint8_t*>(sequences_.logits(sequence)) + at, staging, n);
           }
@@ -253,7 +261,7 @@ Status Engine::StreamSessionPayload(SessionReader* reader, const SessionHeader& 
   for (size_t i = 0; i < layout.RegionCount(); ++i) {
     KvRegion r = layout.Region(i, h.position, sequence);
     STATICLM_RETURN_IF_ERROR(stream(r.bytes, [&](uint64_t at, size_t n) -> Status {
-      if (!apply) return Status::Ok();
+      if (!apply) return layout.CheckValues(r.offset + at, staging, n);
       return backend()->WriteBuffer(BufferId::kKvCache, r.offset + at, n, staging);
     }));
   }

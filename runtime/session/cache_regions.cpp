@@ -1,5 +1,6 @@
 #include "runtime/session/cache_regions.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace staticlm {
@@ -10,6 +11,16 @@ bool IsCacheTensorName(const char* name) {
   const char* k = ".cache_k";
   const char* v = ".cache_v";
   return n > 8 && (std::strcmp(name + n - 8, k) == 0 || std::strcmp(name + n - 8, v) == 0);
+}
+
+// An F16 value's exponent bits all set: infinity or NaN. Every finite F16 is within
+// CacheRegions::kMaxCachedMagnitude.
+bool HalfFinite(uint16_t h) {
+  return (h & 0x7C00u) != 0x7C00u;
+}
+
+bool FloatAcceptable(float x) {
+  return std::isfinite(x) && std::fabs(x) <= CacheRegions::kMaxCachedMagnitude;
 }
 
 }  // namespace
@@ -46,7 +57,8 @@ Status CacheRegions::Init(const Plan& plan, uint64_t kv_bytes, bool static_polic
     if (n_tensors_ == kMaxTensors || t.offset + t.bytes() > kv_bytes) {
       return Status::Error(StatusCode::kUnsupported, "the KV cache has too many tensors");
     }
-    tensors_[n_tensors_++] = {t.offset, t.bytes() / static_cast<uint64_t>(batch_), 0, 0, 0};
+    tensors_[n_tensors_++] = {
+        t.offset, t.bytes() / static_cast<uint64_t>(batch_), 0, 0, 0, t.bytes(), t.dtype};
     // Any tensor a prefix copy would miss (scales beside quantized keys, an unexpected shape)
     // makes the copies whole parts.
     prefix_ = prefix_ && AddPrefixTensor(t);
@@ -86,6 +98,36 @@ KvRegion CacheRegions::Region(size_t i, int64_t position, int32_t sequence) cons
     i -= static_cast<size_t>(x.heads);
   }
   return {};
+}
+
+Status CacheRegions::CheckValues(uint64_t offset, const uint8_t* bytes, size_t n) const {
+  for (int t = 0; t < n_tensors_; ++t) {
+    const Tensor& x = tensors_[t];
+    if (x.dtype != DType::kF16 && x.dtype != DType::kF32) continue;
+    const uint64_t element = x.dtype == DType::kF16 ? 2 : 4;
+    // Whole elements of tensor t inside [offset, offset + n), as buffer offsets.
+    uint64_t begin = offset > x.offset ? offset : x.offset;
+    uint64_t end = offset + n < x.offset + x.bytes ? offset + n : x.offset + x.bytes;
+    begin = x.offset + (begin - x.offset + element - 1) / element * element;
+    for (uint64_t at = begin; at + element <= end; at += element) {
+      const uint8_t* p = bytes + (at - offset);
+      bool ok;
+      if (x.dtype == DType::kF16) {
+        uint16_t h;
+        std::memcpy(&h, p, sizeof(h));
+        ok = HalfFinite(h);
+      } else {
+        float f;
+        std::memcpy(&f, p, sizeof(f));
+        ok = FloatAcceptable(f);
+      }
+      if (!ok) {
+        return Status::Error(StatusCode::kFormatError,
+                             "its cache holds a value that is not finite or beyond 1e8");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace staticlm

@@ -41,13 +41,23 @@ class CacheRegions {
   KvRegion Region(size_t i, int64_t position, int32_t sequence = 0) const;
   int64_t capacity() const { return capacity_; }
 
+  // Load-time check of `n` bytes that a session file would write at `offset` of the KV cache
+  // buffer: every F16/F32 element of a cache tensor (values, and the scales beside quantized
+  // ones) in that range must be finite and within ±kMaxCachedMagnitude. A file with valid
+  // checksums can still carry such values (crafted, or made by a broken writer); loaded, they
+  // would turn every later step's logits into NaN. Elements cut by the range's ends are skipped.
+  static constexpr float kMaxCachedMagnitude = 1e8f;
+  Status CheckValues(uint64_t offset, const uint8_t* bytes, size_t n) const;
+
  private:
   struct Tensor {
     uint64_t offset;      // of sequence 0's part
     uint64_t part_bytes;  // one sequence's part
     uint64_t row_bytes;   // prefix layout: capacity slots of one head row
     uint64_t slot_bytes;
-    int64_t heads;  // prefix layout: head rows per sequence
+    int64_t heads;   // prefix layout: head rows per sequence
+    uint64_t bytes;  // the whole tensor (every sequence)
+    DType dtype;
   };
   bool AddPrefixTensor(const TensorRegion& t);
 
