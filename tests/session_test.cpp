@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/session/session_file.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/context_helpers.h"
@@ -375,6 +377,43 @@ TEST_F(SessionBadFileTest, DamagedFilesAreRejectedAndTheContextStillWorks) {
   ContextPtr other = Create(model_, 64, 8);
   ASSERT_EQ(staticlm_session_load(other.get(), good_.c_str()), STATICLM_OK);
   EXPECT_EQ(Generate(other.get(), Sampler(false), 6), next);
+}
+
+// `file` with its payload checksum recomputed, as a writer that stored bad values would make it.
+std::string WithValidChecksums(std::string file) {
+  uint8_t* bytes = reinterpret_cast<uint8_t*>(file.data());
+  staticlm::SessionHeader h;
+  EXPECT_TRUE(staticlm::DecodeSessionHeader(bytes, &h).ok());
+  staticlm::StreamChecksum checksum;
+  checksum.Add(bytes + staticlm::kSessionHeaderBytes, file.size() - staticlm::kSessionHeaderBytes);
+  h.payload_checksum = checksum.value();
+  staticlm::EncodeSessionHeader(h, bytes);
+  return file;
+}
+
+// Checksums prove a file arrived as written, not that what was written can run: NaN or infinite
+// cache values and logits would poison every later step, so the load refuses them.
+TEST_F(SessionBadFileTest, NonFiniteValuesAreRejectedEvenWithValidChecksums) {
+  const std::string good = ReadFile(good_);
+  const uint16_t half_nan = 0x7E00, half_inf = 0x7C00;
+  for (uint16_t bad : {half_nan, half_inf}) {
+    std::string file = good;  // the last F16 cache element of the conversation
+    std::memcpy(&file[file.size() - sizeof(bad)], &bad, sizeof(bad));
+    ExpectRejected(Variant("nan_cache.session", WithValidChecksums(file)), STATICLM_FORMAT_ERROR,
+                   "not finite");
+  }
+  // Logits follow the header and max_context (64) history ids.
+  const size_t logits_at = staticlm::kSessionHeaderBytes + 64 * sizeof(int32_t);
+  std::string file = good;
+  const float inf = INFINITY;
+  std::memcpy(&file[logits_at + 5 * sizeof(float)], &inf, sizeof(inf));
+  ExpectRejected(Variant("inf_logits.session", WithValidChecksums(file)), STATICLM_FORMAT_ERROR,
+                 "logits are not finite");
+  // The unchanged file with recomputed checksums still loads: the check is on values only.
+  EXPECT_EQ(
+      staticlm_session_load(ctx_.get(), Variant("same.session", WithValidChecksums(good)).c_str()),
+      STATICLM_OK)
+      << staticlm_last_error(ctx_.get());
 }
 
 TEST_F(SessionBadFileTest, SessionsOfOtherModelsAndPlansAreRejected) {
