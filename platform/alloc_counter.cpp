@@ -4,6 +4,8 @@
 // allocation), and nothing on the counting path allocates.
 #include "platform/alloc_counter.h"
 
+#include "platform/driver_scope.h"
+
 #include <cstdarg>
 #include <cstdio>
 
@@ -26,6 +28,18 @@ uint64_t ThreadsCreated() {
   return 0;
 }
 uint64_t Events() {
+  return 0;
+}
+uint64_t DriverAllocations() {
+  return 0;
+}
+uint64_t DriverFrees() {
+  return 0;
+}
+uint64_t DriverThreadsCreated() {
+  return 0;
+}
+uint64_t DriverEvents() {
   return 0;
 }
 void DescribeFirstEvent(char* out, size_t capacity) {
@@ -128,10 +142,12 @@ struct FirstEvent {
   void* frames[kMaxFrames];
 };
 
+// What an event is, for the counts: an allocation, a free or a thread creation.
+enum Count { kAllocation, kFree, kThread, kCounts };
+
 std::atomic<bool> g_counting{false};
-std::atomic<uint64_t> g_allocations{0};
-std::atomic<uint64_t> g_frees{0};
-std::atomic<uint64_t> g_threads{0};
+std::atomic<uint64_t> g_own[kCounts];     // staticlm's (and the application's) events
+std::atomic<uint64_t> g_driver[kCounts];  // events inside a driver (driver_scope.h)
 // The first counted event is claimed by exactly one thread, which fills g_first and then
 // publishes it through g_first_ready.
 std::atomic<bool> g_first_claimed{false};
@@ -150,9 +166,15 @@ class Inside {
   Inside& operator=(const Inside&) = delete;
 };
 
-__attribute__((noinline)) void Record(Kind kind, size_t size, std::atomic<uint64_t>& counter) {
+// Counts one event; the first of staticlm's own also gets its backtrace. Events inside a
+// driver only count.
+__attribute__((noinline)) void Record(Kind kind, size_t size, Count count) {
   if (!g_counting.load(std::memory_order_relaxed) || t_inside != 0) return;
-  counter.fetch_add(1, std::memory_order_relaxed);
+  if (driver_scope::InDriver()) {
+    g_driver[count].fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  g_own[count].fetch_add(1, std::memory_order_relaxed);
   if (g_first_claimed.exchange(true, std::memory_order_acq_rel)) return;
   Inside inside;
   g_first.kind = kind;
@@ -174,6 +196,20 @@ PthreadCreateFn RealPthreadCreate() {
   return fn;
 }
 
+// What pthread_create passes to a thread a driver starts (allocated with __libc_malloc, which
+// nothing counts, and freed by the thread).
+struct DriverThreadStart {
+  void* (*start)(void*);
+  void* arg;
+};
+
+void* StartDriverThread(void* p) {
+  DriverThreadStart launch = *static_cast<DriverThreadStart*>(p);
+  __libc_free(p);
+  driver_scope::MarkThreadAsDriverOwned();
+  return launch.start(launch.arg);
+}
+
 bool IsPowerOfTwo(size_t x) {
   return x != 0 && (x & (x - 1)) == 0;
 }
@@ -188,7 +224,7 @@ bool IsPowerOfTwo(size_t x) {
 
 // The loop of [new.delete.single]: retry through the new-handler until it gives up.
 void* NewImpl(size_t size, size_t alignment, Kind kind, bool nothrow) {
-  Record(kind, size, g_allocations);
+  Record(kind, size, kAllocation);
   if (size == 0) size = 1;
   for (;;) {
     void* p = alignment == 0 ? __libc_malloc(size) : __libc_memalign(alignment, size);
@@ -204,7 +240,7 @@ void* NewImpl(size_t size, size_t alignment, Kind kind, bool nothrow) {
 
 void DeleteImpl(void* p, Kind kind) {
   if (p == nullptr) return;
-  Record(kind, 0, g_frees);
+  Record(kind, 0, kFree);
   __libc_free(p);
 }
 
@@ -266,9 +302,10 @@ void Start() {
     backtrace(frames, 4);  // the first call loads libgcc_s, which allocates
     RealPthreadCreate();
   }
-  g_allocations.store(0, std::memory_order_relaxed);
-  g_frees.store(0, std::memory_order_relaxed);
-  g_threads.store(0, std::memory_order_relaxed);
+  for (int c = 0; c < kCounts; ++c) {
+    g_own[c].store(0, std::memory_order_relaxed);
+    g_driver[c].store(0, std::memory_order_relaxed);
+  }
   g_first_ready.store(false, std::memory_order_relaxed);
   g_first_claimed.store(false, std::memory_order_relaxed);
   g_counting.store(true, std::memory_order_seq_cst);
@@ -279,16 +316,28 @@ void Stop() {
 }
 
 uint64_t Allocations() {
-  return g_allocations.load(std::memory_order_relaxed);
+  return g_own[kAllocation].load(std::memory_order_relaxed);
 }
 uint64_t Frees() {
-  return g_frees.load(std::memory_order_relaxed);
+  return g_own[kFree].load(std::memory_order_relaxed);
 }
 uint64_t ThreadsCreated() {
-  return g_threads.load(std::memory_order_relaxed);
+  return g_own[kThread].load(std::memory_order_relaxed);
 }
 uint64_t Events() {
   return Allocations() + Frees() + ThreadsCreated();
+}
+uint64_t DriverAllocations() {
+  return g_driver[kAllocation].load(std::memory_order_relaxed);
+}
+uint64_t DriverFrees() {
+  return g_driver[kFree].load(std::memory_order_relaxed);
+}
+uint64_t DriverThreadsCreated() {
+  return g_driver[kThread].load(std::memory_order_relaxed);
+}
+uint64_t DriverEvents() {
+  return DriverAllocations() + DriverFrees() + DriverThreadsCreated();
 }
 
 void DescribeFirstEvent(char* out, size_t capacity) {
@@ -312,18 +361,18 @@ using ac::Kind;
 extern "C" {
 
 void* malloc(size_t size) noexcept {
-  ac::Record(Kind::kMalloc, size, ac::g_allocations);
+  ac::Record(Kind::kMalloc, size, ac::kAllocation);
   return __libc_malloc(size);
 }
 
 void* calloc(size_t count, size_t size) noexcept {
-  ac::Record(Kind::kCalloc, count * size, ac::g_allocations);
+  ac::Record(Kind::kCalloc, count * size, ac::kAllocation);
   return __libc_calloc(count, size);
 }
 
 // Counted as one allocation, whatever it does to the old block.
 void* realloc(void* ptr, size_t size) noexcept {
-  ac::Record(Kind::kRealloc, size, ac::g_allocations);
+  ac::Record(Kind::kRealloc, size, ac::kAllocation);
   return __libc_realloc(ptr, size);
 }
 
@@ -333,24 +382,24 @@ void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  ac::Record(Kind::kReallocArray, bytes, ac::g_allocations);
+  ac::Record(Kind::kReallocArray, bytes, ac::kAllocation);
   return __libc_realloc(ptr, bytes);
 }
 
 void free(void* ptr) noexcept {
   if (ptr == nullptr) return;
-  ac::Record(Kind::kFree, 0, ac::g_frees);
+  ac::Record(Kind::kFree, 0, ac::kFree);
   __libc_free(ptr);
 }
 
 void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  ac::Record(Kind::kAlignedAlloc, size, ac::g_allocations);
+  ac::Record(Kind::kAlignedAlloc, size, ac::kAllocation);
   return __libc_memalign(alignment, size);
 }
 
 int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (alignment % sizeof(void*) != 0 || !ac::IsPowerOfTwo(alignment)) return EINVAL;
-  ac::Record(Kind::kPosixMemalign, size, ac::g_allocations);
+  ac::Record(Kind::kPosixMemalign, size, ac::kAllocation);
   void* p = __libc_memalign(alignment, size);
   if (p == nullptr) return ENOMEM;
   *out = p;
@@ -358,26 +407,34 @@ int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
 }
 
 void* memalign(size_t alignment, size_t size) noexcept {
-  ac::Record(Kind::kMemalign, size, ac::g_allocations);
+  ac::Record(Kind::kMemalign, size, ac::kAllocation);
   return __libc_memalign(alignment, size);
 }
 
 void* valloc(size_t size) noexcept {
-  ac::Record(Kind::kValloc, size, ac::g_allocations);
+  ac::Record(Kind::kValloc, size, ac::kAllocation);
   return __libc_valloc(size);
 }
 
 void* pvalloc(size_t size) noexcept {
-  ac::Record(Kind::kPvalloc, size, ac::g_allocations);
+  ac::Record(Kind::kPvalloc, size, ac::kAllocation);
   return __libc_pvalloc(size);
 }
 
+// A thread started from inside a driver is the driver's for its whole life: its start routine
+// runs behind ac::StartDriverThread, which marks it first.
 int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*),
                    void* arg) noexcept {
-  ac::Record(Kind::kPthreadCreate, 0, ac::g_threads);
+  ac::Record(Kind::kPthreadCreate, 0, ac::kThread);
   ac::PthreadCreateFn real = ac::RealPthreadCreate();
   if (real == nullptr) return EAGAIN;
-  return real(thread, attr, start, arg);
+  if (!staticlm::driver_scope::InDriver()) return real(thread, attr, start, arg);
+  auto* launch = static_cast<ac::DriverThreadStart*>(__libc_malloc(sizeof(ac::DriverThreadStart)));
+  if (launch == nullptr) return EAGAIN;
+  *launch = {start, arg};
+  int result = real(thread, attr, ac::StartDriverThread, launch);
+  if (result != 0) __libc_free(launch);
+  return result;
 }
 
 }  // extern "C"

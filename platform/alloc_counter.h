@@ -11,6 +11,10 @@
 // Sanitizer builds (STATICLM_SANITIZE) replace malloc themselves, so there alloc_counter.cpp
 // defines no replacements: Available() is false, Start()/Stop() do nothing and every count is 0.
 //
+// Events inside a device driver (driver_scope.h: a Vulkan command, a thread the driver made)
+// are counted apart from the rest, so "staticlm made no allocation" and "the driver made n"
+// are separate figures.
+//
 // Every call here is thread-safe. Counting covers all threads. free(nullptr) and
 // delete nullptr are not counted. Allocations made by the counter itself (capturing a
 // backtrace, resolving pthread_create) are never counted.
@@ -32,13 +36,21 @@ void Start();
 // Stops counting; the counts and the first-event record keep their values. Never allocates.
 void Stop();
 
-// Counts since the last Start(). Never allocate.
+// Counts since the last Start() of events outside any driver (driver_scope.h): staticlm's own,
+// and the application's around it. Never allocate.
 uint64_t Allocations();     // malloc, calloc, realloc, reallocarray, the aligned forms, new
 uint64_t Frees();           // free and delete of a non-null pointer
 uint64_t ThreadsCreated();  // pthread_create (std::thread goes through it)
 uint64_t Events();          // the sum of the three above
 
-// Writes a NUL-terminated description of the first event counted since Start() — its kind,
+// The same for events inside a driver: on a thread inside a driver_scope::Scope (a Vulkan
+// command), or on a thread a driver created. Reported beside staticlm's, never added to them.
+uint64_t DriverAllocations();
+uint64_t DriverFrees();
+uint64_t DriverThreadsCreated();
+uint64_t DriverEvents();
+
+// Writes a NUL-terminated description of staticlm's first event since Start() — its kind,
 // size and a symbolized backtrace, one frame a line — into `out` (truncated to `capacity`).
 // Writes "no event" when nothing was counted. Symbolizing may allocate (demangling), so call
 // it after Stop(); its own allocations are never counted. Frames in the executable get names

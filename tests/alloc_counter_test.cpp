@@ -1,5 +1,7 @@
 #include "platform/alloc_counter.h"
 
+#include "platform/driver_scope.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -223,6 +225,53 @@ TEST_F(AllocCounterTest, DescriptionIsTruncatedToCapacity) {
   std::memset(small, 'x', sizeof(small));
   DescribeFirstEvent(small, sizeof(small));
   EXPECT_EQ(std::string(small), "malloc ");
+}
+
+// The Vulkan backend calls every driver command inside a driver_scope::Scope; what happens
+// there is the driver's, counted apart, and never the first event staticlm is blamed for.
+TEST_F(AllocCounterTest, EventsInsideADriverScopeAreCountedAsTheDrivers) {
+  Start();
+  {
+    driver_scope::Scope driver;
+    void* p = std::malloc(77);
+    Escape(p);
+    std::free(p);
+  }
+  void* q = std::malloc(33);
+  Escape(q);
+  std::free(q);
+  Stop();
+  EXPECT_EQ(Allocations(), 1u);
+  EXPECT_EQ(Frees(), 1u);
+  EXPECT_EQ(DriverAllocations(), 1u);
+  EXPECT_EQ(DriverFrees(), 1u);
+  EXPECT_EQ(DriverEvents(), 2u);
+  EXPECT_EQ(FirstEvent().rfind("malloc of 33 bytes", 0), 0u) << FirstEvent();
+}
+
+// A thread a driver starts (lavapipe's workers) stays the driver's after the call that
+// started it returns; its allocations never count as staticlm's.
+TEST_F(AllocCounterTest, ThreadsStartedInsideADriverAreTheDriversForLife) {
+  std::atomic<bool> go{false};
+  Start();
+  std::thread worker;
+  {
+    driver_scope::Scope driver;
+    worker = std::thread([&go] {
+      while (!go.load()) {
+      }
+      void* p = std::malloc(500);
+      Escape(p);
+      std::free(p);
+    });
+  }
+  go.store(true);  // the worker allocates after the scope that started it has ended
+  worker.join();
+  Stop();
+  EXPECT_EQ(Events(), 0u) << FirstEvent();
+  EXPECT_EQ(DriverThreadsCreated(), 1u);
+  EXPECT_GE(DriverAllocations(), 2u);  // std::thread's state and the worker's malloc
+  EXPECT_GE(DriverFrees(), 2u);
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ TEST(BenchCliTest, ReportsEveryKey) {
                           "peak_rss_bytes",
                           "planned_bytes",
                           "heap_allocs_after_init",
+                          "driver_heap_allocs_after_init",
                           "bytes_read_per_decode_step",
                           "read_bandwidth_bytes_per_s",
                           "bandwidth_bound_tokens_per_s",
@@ -134,6 +135,7 @@ TEST(BenchCliTest, ReportsEveryKey) {
   EXPECT_EQ(ValueOf(json, "heap_allocs_after_init").rfind("null", 0), 0u) << json;
 #else
   EXPECT_EQ(ValueOf(json, "heap_allocs_after_init").rfind("0,", 0), 0u) << json;
+  EXPECT_EQ(ValueOf(json, "driver_heap_allocs_after_init").rfind("0,", 0), 0u) << json;  // CPU
 #endif
 
   std::string svg = ReadFile(svg_path);

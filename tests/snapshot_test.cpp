@@ -256,7 +256,7 @@ TEST(SnapshotTest, ChatResetRestoresTheSystemPrompt) {
             out.substr(reset + 24, reply2_end - reset - 24))
       << out;
 #ifndef STATICLM_SANITIZE
-  EXPECT_NE(out.find("heap_allocs_after_init=0"), std::string::npos) << out;
+  EXPECT_NE(out.find(" heap_allocs_after_init=0 "), std::string::npos) << out;
 #endif
 }
 

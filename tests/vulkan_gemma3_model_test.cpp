@@ -4,8 +4,8 @@
 // the sliding layers' 512-token window, so their rings wrap; and no heap allocation, free or
 // thread by staticlm while the Vulkan context prefills and decodes (malloc, free, new, delete
 // and pthread_create interposed: platform/alloc_counter). Lavapipe mallocs inside
-// vkQueueSubmit on its own; as in vulkan_no_alloc_test, heap events are accepted only when the
-// first one is inside the Vulkan driver, and the test says so.
+// vkQueueSubmit and on its own threads; alloc_counter counts those as the driver's, and the
+// test prints both counts.
 //
 // The file holds Q5_0, Q4_K and Q6_K weights: while this build's Vulkan backend has no shader
 // for one of them, the context is refused at init ("no matmul kernel for <tensor> (<type>)")
@@ -174,17 +174,10 @@ TEST(VulkanGemma3ModelTest, GreedyMatchesCpuWithoutHeapAllocation) {
     }
     EXPECT_LE(ties, 2) << "near ties should be rare";
     EXPECT_EQ(counter::ThreadsCreated(), 0u);
-    if (counter::Events() != 0) {
-      static char where[16384];
-      counter::DescribeFirstEvent(where, sizeof(where));
-      const std::string first = where;
-      const bool in_driver = first.find("libvulkan_lvp") != std::string::npos ||
-                             first.find("libvulkan.so") != std::string::npos ||
-                             first.find("libLLVM") != std::string::npos;
-      EXPECT_TRUE(in_driver) << "a heap event outside the Vulkan driver:\n" << first;
-      std::printf("%s: %llu heap events, the first inside the driver\n", c.name.c_str(),
-                  static_cast<unsigned long long>(counter::Events()));
-    }
+    EXPECT_EQ(counter::Events(), 0u) << "staticlm made a heap allocation after init";
+    std::printf("%s: heap events after init: staticlm %llu, inside the Vulkan driver %llu\n",
+                c.name.c_str(), static_cast<unsigned long long>(counter::Events()),
+                static_cast<unsigned long long>(counter::DriverEvents()));
   }
   std::printf("gemma3 270m, vulkan vs cpu: largest logit difference %.5f%s\n", worst,
               counter::Available() ? "" : " (heap not counted: sanitizer build)");

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "backends/vulkan/vk_api.h"
+#include "platform/driver_scope.h"
 
 namespace staticlm::vulkan {
 
@@ -15,6 +16,33 @@ STATICLM_VK_DEVICE_COMMANDS(STATICLM_VK_DEFINE)
 #undef STATICLM_VK_DEFINE
 
 namespace {
+
+// The loader's own pointers. The public ones above point at InDriver thunks that call these
+// inside a driver_scope::Scope, so every heap event and thread inside a Vulkan command is
+// counted as the driver's (platform/driver_scope.h), without a mark at each call site.
+#define STATICLM_VK_DEFINE_RAW(name) PFN_##name raw_##name = nullptr;
+STATICLM_VK_DEFINE_RAW(vkGetInstanceProcAddr)
+STATICLM_VK_GLOBAL_COMMANDS(STATICLM_VK_DEFINE_RAW)
+STATICLM_VK_INSTANCE_COMMANDS(STATICLM_VK_DEFINE_RAW)
+STATICLM_VK_DEVICE_COMMANDS(STATICLM_VK_DEFINE_RAW)
+#undef STATICLM_VK_DEFINE_RAW
+
+template <auto& Raw, typename R, typename... Args>
+R VKAPI_PTR InDriver(Args... args) {
+  driver_scope::Scope scope;
+  return Raw(args...);
+}
+
+// The thunk for `Raw`, whose type gives the command's signature.
+template <auto& Raw, typename R, typename... Args>
+auto ThunkFor(R(VKAPI_PTR*)(Args...)) -> R(VKAPI_PTR*)(Args...) {
+  return &InDriver<Raw, R, Args...>;
+}
+
+// Sets command `name` from the loader's pointer (null stays null).
+#define STATICLM_VK_SET(name, pointer) \
+  raw_##name = (pointer);              \
+  name = raw_##name != nullptr ? ThunkFor<raw_##name>(raw_##name) : nullptr;
 
 // The loader's ABI name (the unversioned libvulkan.so comes only with the development package).
 constexpr const char* kDefaultLoader = "libvulkan.so.1";
@@ -30,8 +58,8 @@ const char* DlError() {
 }
 
 void ClearGlobalCommands() {
-  vkGetInstanceProcAddr = nullptr;
-#define STATICLM_VK_CLEAR(name) name = nullptr;
+  STATICLM_VK_SET(vkGetInstanceProcAddr, nullptr);
+#define STATICLM_VK_CLEAR(name) STATICLM_VK_SET(name, nullptr);
   STATICLM_VK_GLOBAL_COMMANDS(STATICLM_VK_CLEAR)
 #undef STATICLM_VK_CLEAR
 }
@@ -50,14 +78,15 @@ Status ResolveGlobalCommands(void* library, const char* path) {
     return Status::Error(StatusCode::kUnsupported,
                          "no Vulkan loader: %s is a Vulkan driver, not the loader", path);
   }
-  vkGetInstanceProcAddr =
-      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(library, "vkGetInstanceProcAddr"));
+  STATICLM_VK_SET(vkGetInstanceProcAddr, reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+                                             dlsym(library, "vkGetInstanceProcAddr")));
   if (vkGetInstanceProcAddr == nullptr) {
     return Status::Error(StatusCode::kUnsupported,
                          "no Vulkan loader: %s is not one (it has no vkGetInstanceProcAddr)", path);
   }
 #define STATICLM_VK_RESOLVE(name)                                                              \
-  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));           \
+  STATICLM_VK_SET(name,                                                                        \
+                  reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(VK_NULL_HANDLE, #name))); \
   if (name == nullptr) {                                                                       \
     return Status::Error(StatusCode::kUnsupported, "no Vulkan loader: %s does not provide %s", \
                          path, #name);                                                         \
@@ -75,7 +104,11 @@ Status LoadVulkan() {
   const char* env = std::getenv(kVulkanLoaderEnv);
   const bool from_env = env != nullptr && env[0] != '\0';
   const char* path = from_env ? env : kDefaultLoader;
-  void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void* library = nullptr;
+  {
+    driver_scope::Scope scope;  // the loader's constructors are driver code too
+    library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  }
   if (library == nullptr) {
     return Status::Error(StatusCode::kUnsupported,
                          "no Vulkan loader: %s%s could not be opened (%s)", path,
@@ -99,13 +132,13 @@ Status LoadInstanceCommands(VkInstance instance) {
   }
   // A pointer once set is never rewritten: a context whose load failed half way may still
   // call vkDestroyInstance through it.
-#define STATICLM_VK_RESOLVE(name)                                                           \
-  if (name == nullptr) {                                                                    \
-    name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name));            \
-  }                                                                                         \
-  if (name == nullptr) {                                                                    \
-    return Status::Error(StatusCode::kUnsupported, "the Vulkan loader does not provide %s", \
-                         #name);                                                            \
+#define STATICLM_VK_RESOLVE(name)                                                                \
+  if (name == nullptr) {                                                                         \
+    STATICLM_VK_SET(name, reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name))); \
+  }                                                                                              \
+  if (name == nullptr) {                                                                         \
+    return Status::Error(StatusCode::kUnsupported, "the Vulkan loader does not provide %s",      \
+                         #name);                                                                 \
   }
   STATICLM_VK_INSTANCE_COMMANDS(STATICLM_VK_RESOLVE)
   STATICLM_VK_DEVICE_COMMANDS(STATICLM_VK_RESOLVE)

@@ -25,7 +25,8 @@ struct BenchContextFacts {
   double init_s = 0;
   uint64_t peak_rss_bytes = 0;
   uint64_t planned_bytes = 0;
-  long long heap_events = -1;            // -1: alloc_counter unavailable (sanitizer build)
+  long long heap_events = -1;            // staticlm's; -1: unavailable (sanitizer build)
+  long long driver_heap_events = -1;     // inside the device driver (heap_counts.h)
   std::vector<uint64_t> bytes_per_step;  // per depth: staticlm_step_cost_get(ctx, 1, depth)
   uint64_t bytes_per_step_depth0 = 0;
 };

@@ -154,8 +154,10 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
   j.Unsigned("planned_bytes", facts.planned_bytes);
   if (facts.heap_events < 0) {
     j.Null("heap_allocs_after_init");
+    j.Null("driver_heap_allocs_after_init");
   } else {
     j.Integer("heap_allocs_after_init", facts.heap_events);
+    j.Integer("driver_heap_allocs_after_init", facts.driver_heap_events);
   }
   j.Number("read_bandwidth_bytes_per_s",
            facts.bandwidth_measured ? facts.bandwidth.bytes_per_s : NAN);

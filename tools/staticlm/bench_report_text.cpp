@@ -72,7 +72,8 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
   if (facts.heap_events < 0) {
     std::fprintf(out, "unavailable (sanitizer build)\n");
   } else {
-    std::fprintf(out, "%lld\n", facts.heap_events);
+    std::fprintf(out, "%lld by staticlm, %lld inside the device driver\n", facts.heap_events,
+                 facts.driver_heap_events);
   }
   if (facts.bandwidth_measured) {
     std::fprintf(out,

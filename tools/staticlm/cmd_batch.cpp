@@ -12,6 +12,7 @@
 #include "tools/staticlm/cli_options.h"
 #include "tools/staticlm/commands.h"
 #include "tools/staticlm/generation.h"
+#include "tools/staticlm/heap_counts.h"
 
 namespace staticlm::cli {
 namespace {
@@ -156,17 +157,13 @@ int BatchCommand(int argc, char** argv) {
   staticlm_get_memory(ctx, &memory);
   std::fprintf(stderr,
                "[staticlm] prompts=%d batch=%d decoded_tokens=%zu time=%.2f s "
-               "throughput=%.1f tok/s planned=%llu bytes peak_rss=%llu bytes "
-               "heap_allocs_after_init=",
+               "throughput=%.1f tok/s planned=%llu bytes peak_rss=%llu bytes",
                o.n_prompts, o.limits.max_batch, decoded, seconds,
                seconds > 0 ? static_cast<double>(decoded) / seconds : 0.0,
                static_cast<unsigned long long>(memory.total_bytes),
                static_cast<unsigned long long>(PeakRssBytes()));
-  if (alloc_counter::Available()) {
-    std::fprintf(stderr, "%llu\n", static_cast<unsigned long long>(alloc_counter::Events()));
-  } else {
-    std::fprintf(stderr, "unavailable\n");
-  }
+  PrintHeapCounts(stderr, ReadHeapCounts());
+  std::fputc('\n', stderr);
   staticlm_destroy(ctx);
   return 0;
 }

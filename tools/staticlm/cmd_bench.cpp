@@ -20,6 +20,7 @@
 #include "tools/staticlm/bench_report.h"
 #include "tools/staticlm/bench_runner.h"
 #include "tools/staticlm/commands.h"
+#include "tools/staticlm/heap_counts.h"
 
 namespace staticlm::cli {
 namespace {
@@ -125,8 +126,9 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
   alloc_counter::Start();  // from here on: the run phase
   staticlm_status s = RunBench(ctx, w, &results);
   alloc_counter::Stop();
-  facts->heap_events =
-      alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;
+  const HeapCounts heap = ReadHeapCounts();
+  facts->heap_events = heap.own;
+  facts->driver_heap_events = heap.driver;
   facts->noise_after = RunNoiseProbe();
   facts->peak_rss_bytes = PeakRssBytes();
   if (s != STATICLM_OK) {

@@ -14,6 +14,7 @@
 #include "tools/staticlm/cli_options.h"
 #include "tools/staticlm/commands.h"
 #include "tools/staticlm/generation.h"
+#include "tools/staticlm/heap_counts.h"
 
 namespace staticlm::cli {
 namespace {
@@ -167,8 +168,9 @@ int ChatCommand(int argc, char** argv) {
   }
   alloc_counter::Stop();
   if (alloc_counter::Available()) {
-    std::fprintf(stderr, "[staticlm] heap_allocs_after_init=%llu\n",
-                 static_cast<unsigned long long>(alloc_counter::Events()));
+    std::fputs("[staticlm]", stderr);
+    PrintHeapCounts(stderr, ReadHeapCounts());
+    std::fputc('\n', stderr);
   }
   staticlm_destroy(ctx);
   return 0;

@@ -8,6 +8,7 @@
 #include "tools/staticlm/cli_options.h"
 #include "tools/staticlm/commands.h"
 #include "tools/staticlm/generation.h"
+#include "tools/staticlm/heap_counts.h"
 #include "tools/staticlm/json_writer.h"
 
 namespace staticlm::cli {
@@ -84,19 +85,20 @@ staticlm_status PromptText(staticlm_context* ctx, const Options& o, RunBuffers* 
                               n);
 }
 
-void PrintFigures(const GenerationStats& st, const staticlm_memory& memory, long long heap) {
+void PrintFigures(const GenerationStats& st, const staticlm_memory& memory,
+                  const HeapCounts& heap) {
   double prefill = st.prefill_seconds > 0 ? st.prompt_tokens / st.prefill_seconds : 0;
   double decode = st.decode_seconds > 0 ? st.decode_steps / st.decode_seconds : 0;
   std::fprintf(stderr,
                "\n[staticlm] prompt_tokens=%zu generated_tokens=%zu prefill=%.1f tok/s "
-               "decode=%.1f tok/s peak_rss=%.1f MiB planned=%.1f MiB heap_allocs_after_init=%s",
+               "decode=%.1f tok/s peak_rss=%.1f MiB planned=%.1f MiB",
                st.prompt_tokens, st.generated_tokens, prefill, decode, PeakRssBytes() / 1048576.0,
-               memory.total_bytes / 1048576.0, heap < 0 ? "unavailable" : "");
-  if (heap >= 0) std::fprintf(stderr, "%lld", heap);
+               memory.total_bytes / 1048576.0);
+  PrintHeapCounts(stderr, heap);
   std::fprintf(stderr, "\n");
 }
 
-void PrintJson(const GenerationStats& st, const staticlm_memory& memory, long long heap,
+void PrintJson(const GenerationStats& st, const staticlm_memory& memory, const HeapCounts& heap,
                const RunBuffers& b) {
   double prefill = st.prefill_seconds > 0 ? st.prompt_tokens / st.prefill_seconds : 0;
   double decode = st.decode_seconds > 0 ? st.decode_steps / st.decode_seconds : 0;
@@ -108,14 +110,10 @@ void PrintJson(const GenerationStats& st, const staticlm_memory& memory, long lo
   WriteJsonString(stdout, b.text.get(), b.text_bytes);
   std::fprintf(stdout,
                ", \"prefill_tokens_per_s\": %.3f, \"decode_tokens_per_s\": %.3f, "
-               "\"peak_rss_bytes\": %llu, \"planned_bytes\": %llu, \"heap_allocs_after_init\": ",
+               "\"peak_rss_bytes\": %llu, \"planned_bytes\": %llu",
                prefill, decode, static_cast<unsigned long long>(PeakRssBytes()),
                static_cast<unsigned long long>(memory.total_bytes));
-  if (heap < 0) {
-    std::fputs("null", stdout);
-  } else {
-    std::fprintf(stdout, "%lld", heap);
-  }
+  PrintHeapCountsJson(stdout, heap);
   std::fputs("}\n", stdout);
 }
 
@@ -193,8 +191,7 @@ int RunCommand(int argc, char** argv) {
   }
   if (s == STATICLM_OK && o.save_session != nullptr) s = SaveSession(ctx, o, stats, b);
   alloc_counter::Stop();
-  long long heap =
-      alloc_counter::Available() ? static_cast<long long>(alloc_counter::Events()) : -1;
+  const HeapCounts heap = ReadHeapCounts();
 
   int exit_code = 0;
   if (s != STATICLM_OK) {
