@@ -32,11 +32,23 @@ void Engine::ComputeMemoryReport() {
                         memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
 }
 
+// A refused allocation says what the whole context needs, and where the parts are listed, so
+// the user can choose smaller limits without guessing.
+Status Engine::OutOfMemory(const Status& refused) const {
+  if (refused.code() != StatusCode::kOutOfMemory) return refused;
+  return Status::Error(StatusCode::kOutOfMemory,
+                       "%s: this context needs %.1f MiB in all (staticlm inspect with the same "
+                       "limits lists the parts; a smaller --ctx or --batch, --kv q8 or q4, or "
+                       "--window needs less)",
+                       refused.message(), memory_.total_bytes / 1048576.0);
+}
+
 Status Engine::Allocate() {
-  STATICLM_RETURN_IF_ERROR(program_.Allocate());
-  STATICLM_RETURN_IF_ERROR(sequences_.Allocate(SequencesShape(), program_.io_logits(0)));
-  STATICLM_RETURN_IF_ERROR(sampler_.Init(model_.config().vocab_size));
-  STATICLM_RETURN_IF_ERROR(InitSessionStore());
+  Status s = program_.Allocate();
+  if (s.ok()) s = sequences_.Allocate(SequencesShape(), program_.io_logits(0));
+  if (s.ok()) s = sampler_.Init(model_.config().vocab_size);
+  if (s.ok()) s = InitSessionStore();
+  if (!s.ok()) return OutOfMemory(s);
 
   // Warm-up: one step touches every weight page and every code path once, so the first real
   // token does not pay for page faults. Its cache slot is overwritten before it is ever read.

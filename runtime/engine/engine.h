@@ -105,6 +105,8 @@ class Engine {
   bool allocated() const { return program_.backend() != nullptr && sequences_.allocated(); }
   Sequences::Shape SequencesShape() const;
   void ComputeMemoryReport();
+  // An init allocation's refusal, with what the whole context needs; other errors as they are.
+  Status OutOfMemory(const Status& refused) const;
   Status CheckTokens(const int32_t* tokens, size_t n) const;
   Status RunChunk(int32_t sequence, const int32_t* tokens, int32_t n_tokens);
   Status FetchHostLogits(int32_t sequence);

@@ -8,7 +8,13 @@
 namespace staticlm {
 
 Status Model::Load(const char* path, size_t max_prompt_bytes) {
-  STATICLM_RETURN_IF_ERROR(file_.Open(path));
+  STATICLM_RETURN_IF_ERROR(file_.Open(path));  // its errors name the file already
+  Status s = ReadContents(max_prompt_bytes);
+  if (!s.ok()) return Status::Error(s.code(), "%s: %s", path, s.message());
+  return Status::Ok();
+}
+
+Status Model::ReadContents(size_t max_prompt_bytes) {
   STATICLM_RETURN_IF_ERROR(ReadModelConfig(file_, &config_));
   STATICLM_RETURN_IF_ERROR(InitTokenizerFromGguf(file_, max_prompt_bytes, &tokenizer_));
   if (tokenizer_.vocab_size() != config_.vocab_size) {

@@ -45,6 +45,8 @@ class Model {
   const ChatTemplate& chat_template() const { return chat_template_; }
 
  private:
+  // Load after the file is open: config, tokenizer, chat template (errors without the path).
+  Status ReadContents(size_t max_prompt_bytes);
   // What the chat template writes for {{ bos_token }}: nothing when the tokenizer prepends BOS.
   std::string_view ChatBosText() const;
 
