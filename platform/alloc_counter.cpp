@@ -30,6 +30,10 @@ uint64_t ThreadsCreated() {
 uint64_t Events() {
   return 0;
 }
+int64_t LiveBlocks() {
+  return 0;
+}
+void FailAllocation(uint64_t) {}
 uint64_t DriverAllocations() {
   return 0;
 }
@@ -148,6 +152,10 @@ enum Count { kAllocation, kFree, kThread, kCounts };
 std::atomic<bool> g_counting{false};
 std::atomic<uint64_t> g_own[kCounts];     // staticlm's (and the application's) events
 std::atomic<uint64_t> g_driver[kCounts];  // events inside a driver (driver_scope.h)
+// Fault injection: staticlm's allocation number g_fail_at (1-based) fails; 0: none.
+std::atomic<uint64_t> g_fail_at{0};
+// staticlm's blocks allocated minus blocks freed since Start().
+std::atomic<int64_t> g_live{0};
 // The first counted event is claimed by exactly one thread, which fills g_first and then
 // publishes it through g_first_ready.
 std::atomic<bool> g_first_claimed{false};
@@ -167,20 +175,42 @@ class Inside {
 };
 
 // Counts one event; the first of staticlm's own also gets its backtrace. Events inside a
-// driver only count.
-__attribute__((noinline)) void Record(Kind kind, size_t size, Count count) {
-  if (!g_counting.load(std::memory_order_relaxed) || t_inside != 0) return;
+// driver only count. Returns true when the caller must fail this allocation (injected).
+__attribute__((noinline)) bool Record(Kind kind, size_t size, Count count) {
+  if (!g_counting.load(std::memory_order_relaxed) || t_inside != 0) return false;
   if (driver_scope::InDriver()) {
     g_driver[count].fetch_add(1, std::memory_order_relaxed);
-    return;
+    return false;
   }
-  g_own[count].fetch_add(1, std::memory_order_relaxed);
-  if (g_first_claimed.exchange(true, std::memory_order_acq_rel)) return;
+  const uint64_t number = g_own[count].fetch_add(1, std::memory_order_relaxed) + 1;
+  const bool fail = count == kAllocation && number == g_fail_at.load(std::memory_order_relaxed);
+  if (g_first_claimed.exchange(true, std::memory_order_acq_rel)) return fail;
   Inside inside;
   g_first.kind = kind;
   g_first.size = size;
   g_first.frame_count = backtrace(g_first.frames, kMaxFrames);
   g_first_ready.store(true, std::memory_order_release);
+  return fail;
+}
+
+// Tracks staticlm's live blocks: `delta` when counting and outside any driver.
+void CountLive(int64_t delta) {
+  if (!g_counting.load(std::memory_order_relaxed) || t_inside != 0 || driver_scope::InDriver()) {
+    return;
+  }
+  g_live.fetch_add(delta, std::memory_order_relaxed);
+}
+
+// The result of an allocation function: counts a block that exists now.
+void* Allocated(void* p) {
+  if (p != nullptr) CountLive(1);
+  return p;
+}
+
+// What an allocation function returns when its allocation is made to fail.
+void* Refused() {
+  errno = ENOMEM;
+  return nullptr;
 }
 
 using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
@@ -224,11 +254,14 @@ bool IsPowerOfTwo(size_t x) {
 
 // The loop of [new.delete.single]: retry through the new-handler until it gives up.
 void* NewImpl(size_t size, size_t alignment, Kind kind, bool nothrow) {
-  Record(kind, size, kAllocation);
+  if (Record(kind, size, kAllocation)) {
+    if (nothrow) return nullptr;
+    ThrowBadAlloc();
+  }
   if (size == 0) size = 1;
   for (;;) {
     void* p = alignment == 0 ? __libc_malloc(size) : __libc_memalign(alignment, size);
-    if (p != nullptr) return p;
+    if (p != nullptr) return Allocated(p);
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) {
       if (nothrow) return nullptr;
@@ -241,6 +274,7 @@ void* NewImpl(size_t size, size_t alignment, Kind kind, bool nothrow) {
 void DeleteImpl(void* p, Kind kind) {
   if (p == nullptr) return;
   Record(kind, 0, kFree);
+  CountLive(-1);
   __libc_free(p);
 }
 
@@ -306,6 +340,7 @@ void Start() {
     g_own[c].store(0, std::memory_order_relaxed);
     g_driver[c].store(0, std::memory_order_relaxed);
   }
+  g_live.store(0, std::memory_order_relaxed);
   g_first_ready.store(false, std::memory_order_relaxed);
   g_first_claimed.store(false, std::memory_order_relaxed);
   g_counting.store(true, std::memory_order_seq_cst);
@@ -326,6 +361,12 @@ uint64_t ThreadsCreated() {
 }
 uint64_t Events() {
   return Allocations() + Frees() + ThreadsCreated();
+}
+int64_t LiveBlocks() {
+  return g_live.load(std::memory_order_relaxed);
+}
+void FailAllocation(uint64_t n) {
+  g_fail_at.store(n, std::memory_order_relaxed);
 }
 uint64_t DriverAllocations() {
   return g_driver[kAllocation].load(std::memory_order_relaxed);
@@ -361,19 +402,22 @@ using ac::Kind;
 extern "C" {
 
 void* malloc(size_t size) noexcept {
-  ac::Record(Kind::kMalloc, size, ac::kAllocation);
-  return __libc_malloc(size);
+  if (ac::Record(Kind::kMalloc, size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_malloc(size));
 }
 
 void* calloc(size_t count, size_t size) noexcept {
-  ac::Record(Kind::kCalloc, count * size, ac::kAllocation);
-  return __libc_calloc(count, size);
+  if (ac::Record(Kind::kCalloc, count * size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_calloc(count, size));
 }
 
 // Counted as one allocation, whatever it does to the old block.
 void* realloc(void* ptr, size_t size) noexcept {
-  ac::Record(Kind::kRealloc, size, ac::kAllocation);
-  return __libc_realloc(ptr, size);
+  if (ac::Record(Kind::kRealloc, size, ac::kAllocation)) return ac::Refused();
+  void* p = __libc_realloc(ptr, size);
+  if (ptr == nullptr && p != nullptr) ac::CountLive(1);  // a new block
+  if (ptr != nullptr && size == 0) ac::CountLive(-1);    // glibc freed it
+  return p;
 }
 
 void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
@@ -382,43 +426,47 @@ void* reallocarray(void* ptr, size_t count, size_t size) noexcept {
     errno = ENOMEM;
     return nullptr;
   }
-  ac::Record(Kind::kReallocArray, bytes, ac::kAllocation);
-  return __libc_realloc(ptr, bytes);
+  if (ac::Record(Kind::kReallocArray, bytes, ac::kAllocation)) return ac::Refused();
+  void* p = __libc_realloc(ptr, bytes);
+  if (ptr == nullptr && p != nullptr) ac::CountLive(1);
+  if (ptr != nullptr && bytes == 0) ac::CountLive(-1);
+  return p;
 }
 
 void free(void* ptr) noexcept {
   if (ptr == nullptr) return;
   ac::Record(Kind::kFree, 0, ac::kFree);
+  ac::CountLive(-1);
   __libc_free(ptr);
 }
 
 void* aligned_alloc(size_t alignment, size_t size) noexcept {
-  ac::Record(Kind::kAlignedAlloc, size, ac::kAllocation);
-  return __libc_memalign(alignment, size);
+  if (ac::Record(Kind::kAlignedAlloc, size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_memalign(alignment, size));
 }
 
 int posix_memalign(void** out, size_t alignment, size_t size) noexcept {
   if (alignment % sizeof(void*) != 0 || !ac::IsPowerOfTwo(alignment)) return EINVAL;
-  ac::Record(Kind::kPosixMemalign, size, ac::kAllocation);
-  void* p = __libc_memalign(alignment, size);
+  if (ac::Record(Kind::kPosixMemalign, size, ac::kAllocation)) return ENOMEM;
+  void* p = ac::Allocated(__libc_memalign(alignment, size));
   if (p == nullptr) return ENOMEM;
   *out = p;
   return 0;
 }
 
 void* memalign(size_t alignment, size_t size) noexcept {
-  ac::Record(Kind::kMemalign, size, ac::kAllocation);
-  return __libc_memalign(alignment, size);
+  if (ac::Record(Kind::kMemalign, size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_memalign(alignment, size));
 }
 
 void* valloc(size_t size) noexcept {
-  ac::Record(Kind::kValloc, size, ac::kAllocation);
-  return __libc_valloc(size);
+  if (ac::Record(Kind::kValloc, size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_valloc(size));
 }
 
 void* pvalloc(size_t size) noexcept {
-  ac::Record(Kind::kPvalloc, size, ac::kAllocation);
-  return __libc_pvalloc(size);
+  if (ac::Record(Kind::kPvalloc, size, ac::kAllocation)) return ac::Refused();
+  return ac::Allocated(__libc_pvalloc(size));
 }
 
 // A thread started from inside a driver is the driver's for its whole life: its start routine

@@ -43,6 +43,18 @@ uint64_t Frees();           // free and delete of a non-null pointer
 uint64_t ThreadsCreated();  // pthread_create (std::thread goes through it)
 uint64_t Events();          // the sum of the three above
 
+// staticlm's blocks allocated minus those freed since Start() (realloc of a live block counts
+// 0): a sequence that ends where it started, with this back at 0, leaked nothing. Never
+// allocates.
+int64_t LiveBlocks();
+
+// Fault injection, for tests: staticlm's n-th allocation after Start() (1-based; events inside
+// a driver are not numbered) fails as a real one would — the malloc family returns null with
+// errno ENOMEM (posix_memalign returns it), operator new throws std::bad_alloc (its nothrow
+// forms return null); the old block of a failed realloc stays valid. 0 turns it off. Stays set
+// across Start() calls. Does nothing where counting is unavailable.
+void FailAllocation(uint64_t n);
+
 // The same for events inside a driver: on a thread inside a driver_scope::Scope (a Vulkan
 // command), or on a thread a driver created. Reported beside staticlm's, never added to them.
 uint64_t DriverAllocations();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -272,6 +273,55 @@ TEST_F(AllocCounterTest, ThreadsStartedInsideADriverAreTheDriversForLife) {
   EXPECT_EQ(DriverThreadsCreated(), 1u);
   EXPECT_GE(DriverAllocations(), 2u);  // std::thread's state and the worker's malloc
   EXPECT_GE(DriverFrees(), 2u);
+}
+
+TEST_F(AllocCounterTest, LiveBlocksCountWhatIsStillAllocated) {
+  Start();
+  void* a = std::malloc(10);
+  Escape(a);
+  void* b = std::calloc(2, 8);
+  Escape(b);
+  a = std::realloc(a, 4000);  // moves or grows, still one block
+  Escape(a);
+  auto* c = new int[3];
+  Escape(c);
+  EXPECT_EQ(LiveBlocks(), 3);
+  std::free(b);
+  delete[] c;
+  EXPECT_EQ(LiveBlocks(), 1);
+  std::free(a);
+  Stop();
+  EXPECT_EQ(LiveBlocks(), 0);
+}
+
+TEST_F(AllocCounterTest, TheNthAllocationFailsLikeARealOne) {
+  Start();
+  FailAllocation(2);
+  void* first = std::malloc(16);
+  Escape(first);
+  errno = 0;
+  void* second = std::malloc(16);
+  const int error = errno;
+  void* third = std::malloc(16);
+  Escape(third);
+  FailAllocation(0);
+  Stop();
+  EXPECT_NE(first, nullptr);
+  EXPECT_EQ(second, nullptr);
+  EXPECT_EQ(error, ENOMEM);
+  EXPECT_NE(third, nullptr);
+  std::free(first);
+  std::free(third);
+
+  Start();
+  FailAllocation(1);
+  EXPECT_THROW(Escape(new int(1)), std::bad_alloc);
+  FailAllocation(1);
+  Start();  // restarts the numbering; the refusal stays armed
+  EXPECT_EQ(new (std::nothrow) int(2), nullptr);
+  FailAllocation(0);
+  Stop();
+  EXPECT_EQ(LiveBlocks(), 0);
 }
 
 }  // namespace

@@ -19,6 +19,18 @@ using staticlm::StatusCode;
 using staticlm::capi::Record;
 using staticlm::capi::ToC;
 
+// Init calls allocate. A refused allocation (std::bad_alloc from a container or new) comes back
+// as a status and never crosses the C boundary; what was built before it is released by its
+// owner's destructor (init_fault_test fails every allocation of init in turn).
+template <typename Init>
+Status CatchingBadAlloc(Init&& init) {
+  try {
+    return init();
+  } catch (const std::bad_alloc&) {
+    return Status::Error(StatusCode::kOutOfMemory, "out of memory at init");
+  }
+}
+
 void WriteError(const Status& s, char* error, size_t capacity) {
   if (error != nullptr && capacity > 0) std::snprintf(error, capacity, "%s", s.message());
 }
@@ -82,7 +94,7 @@ Status LoadEngine(const char* model_path, const staticlm_limits* limits,
   STATICLM_RETURN_IF_ERROR(ToEngineLimits(limits, &engine_limits));
   engine->reset(new (std::nothrow) staticlm::Engine());
   if (*engine == nullptr) return Status::Error(StatusCode::kOutOfMemory, "out of memory");
-  return (*engine)->Load(model_path, engine_limits);
+  return CatchingBadAlloc([&] { return (*engine)->Load(model_path, engine_limits); });
 }
 
 }  // namespace
@@ -130,7 +142,7 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
     engine = new (std::nothrow) staticlm::Engine();
     if (engine == nullptr) s = Status::Error(StatusCode::kOutOfMemory, "out of memory");
   }
-  if (s.ok()) s = engine->Load(model_path, engine_limits);
+  if (s.ok()) s = CatchingBadAlloc([&] { return engine->Load(model_path, engine_limits); });
   if (s.ok()) ToCMemory(engine->memory(), memory);
   delete engine;
   WriteError(s, error, error_capacity);
@@ -174,8 +186,8 @@ staticlm_status staticlm_create(const char* model_path, const staticlm_limits* l
     c = new (std::nothrow) staticlm_context();
     if (c == nullptr) s = Status::Error(StatusCode::kOutOfMemory, "out of memory");
   }
-  if (s.ok()) s = c->engine.Load(model_path, engine_limits);
-  if (s.ok()) s = c->engine.Allocate();
+  if (s.ok()) s = CatchingBadAlloc([&] { return c->engine.Load(model_path, engine_limits); });
+  if (s.ok()) s = CatchingBadAlloc([&] { return c->engine.Allocate(); });
   if (!s.ok()) {
     delete c;
     WriteError(s, error, error_capacity);
@@ -240,7 +252,7 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
 }
 
 staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name) {
-  return Record(context, context->engine.SetChatFormat(name));
+  return Record(context, CatchingBadAlloc([&] { return context->engine.SetChatFormat(name); }));
 }
 
 staticlm_status staticlm_chat_format(staticlm_context* context, staticlm_chat_format_info* info) {
