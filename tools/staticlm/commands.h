@@ -9,5 +9,6 @@ int InspectCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int PlanCommand(int argc, char** argv);
 int BatchCommand(int argc, char** argv);
+int SoakCommand(int argc, char** argv);
 
 }  // namespace staticlm::cli

@@ -23,6 +23,8 @@ void PrintUsage(FILE* out) {
       "           table, --json a summary; run --plan FILE loads them without building\n"
       "  batch    many prompts at once: --batch N sequences decode together, one token\n"
       "           each per step; a finished one's slot takes the next --prompt (repeatable)\n"
+      "  soak     generate --tokens N tokens with a sliding window, printing RSS, latency\n"
+      "           and heap events every --every tokens; fails if RSS or the heap moved\n"
       "  help     print this text\n"
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf)\n"
@@ -74,7 +76,12 @@ void PrintUsage(FILE* out) {
       "  --json FILE          write the figures as one JSON object (bench/README.md)\n"
       "  --plot FILE          write an SVG of per-token decode latency\n"
       "  --probe-mib N        read-bandwidth probe buffer (default max(256, 4 x LLC); 0 = off)\n"
-      "  (bench --ctx defaults to what the depths need, at least 2048, at most the model's)\n",
+      "  (bench --ctx defaults to what the depths need, at least 2048, at most the model's)\n"
+      "options (soak; also --model --threads --window --sinks --kv --backend --prompt --seed):\n"
+      "  --tokens N           tokens to generate (default 100000)\n"
+      "  --every N            tokens per printed sample (default 1000)\n"
+      "  --warmup N           tokens before RSS must stay within 1 MiB (default 1000)\n"
+      "  --json FILE  --plot FILE   the samples as JSON and as an SVG of latency and RSS\n",
       out);
 }
 
@@ -94,6 +101,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(command, "bench")) return staticlm::cli::BenchCommand(argc, argv);
   if (!std::strcmp(command, "plan")) return staticlm::cli::PlanCommand(argc, argv);
   if (!std::strcmp(command, "batch")) return staticlm::cli::BatchCommand(argc, argv);
+  if (!std::strcmp(command, "soak")) return staticlm::cli::SoakCommand(argc, argv);
   if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
     PrintUsage(stdout);
     return 0;

@@ -1,0 +1,75 @@
+#include <cstdio>
+#include <cstring>
+
+#include "tools/staticlm/cli_options.h"
+#include "tools/staticlm/flag_values.h"
+#include "tools/staticlm/soak.h"
+
+namespace staticlm::cli {
+namespace {
+
+constexpr int64_t kMaxSoakTokens = int64_t{1} << 32;
+
+bool ParseValueFlag(const char* flag, const char* value, SoakOptions* o) {
+  staticlm_limits& l = o->limits;
+  if (!std::strcmp(flag, "--model")) {
+    o->model = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--prompt")) {
+    o->prompt = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--json")) {
+    o->json_path = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--plot")) {
+    o->plot_path = value;
+    return true;
+  }
+  if (!std::strcmp(flag, "--tokens")) return ParseInt(flag, value, 1, kMaxSoakTokens, &o->tokens);
+  if (!std::strcmp(flag, "--every")) return ParseI32(flag, value, 10, 1 << 20, &o->every);
+  if (!std::strcmp(flag, "--warmup")) return ParseInt(flag, value, 0, kMaxSoakTokens, &o->warmup);
+  if (!std::strcmp(flag, "--seed")) {
+    int64_t seed = 0;
+    if (!ParseInt(flag, value, 0, INT64_MAX, &seed)) return false;
+    o->seed = static_cast<uint64_t>(seed);
+    return true;
+  }
+  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
+    return ParseI32(flag, value, 1, 256, &l.threads);
+  if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, 1, 1 << 24, &l.max_context);
+  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
+  std::fprintf(stderr, "staticlm: unknown soak option '%s' (see staticlm help)\n", flag);
+  return false;
+}
+
+}  // namespace
+
+bool ParseSoakOptions(int argc, char** argv, int first, SoakOptions* o) {
+  staticlm_limits_default(&o->limits);
+  o->model = DefaultModelPath();
+  for (int i = first; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (ParseRunSwitch(flag, &o->limits)) continue;
+    if (std::strncmp(flag, "-", 1) != 0) {
+      std::fprintf(stderr, "staticlm: unexpected argument '%s' (see staticlm help)\n", flag);
+      return false;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
+      return false;
+    }
+    FlagResult shared = ParseLimitFlag(flag, argv[i + 1], &o->limits);
+    if (shared == FlagResult::kBad) return false;
+    if (shared == FlagResult::kParsed) {
+      ++i;
+      continue;
+    }
+    if (!ParseValueFlag(flag, argv[++i], o)) return false;
+  }
+  return true;
+}
+
+}  // namespace staticlm::cli
