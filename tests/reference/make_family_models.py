@@ -46,6 +46,7 @@ lines and the GGUFs' general.* naming metadata the converter writes (unchanged i
 import argparse
 import datetime
 import importlib.metadata
+import io
 import json
 import math
 import os
@@ -274,29 +275,29 @@ def build_spm_tokenizer(spec, lines, hf_dir, scratch):
     from tokenizers import AddedToken
     from transformers import AutoTokenizer
 
-    corpus = os.path.join(scratch, "corpus.txt")
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines))
     # Llama 2's trainer settings as far as they matter here: BPE, byte fallback, digits split,
-    # a dummy prefix, whitespace kept as is, no normalization; <unk> <s> </s> = 0 1 2.
+    # a dummy prefix, whitespace kept as is, no normalization; <unk> <s> </s> = 0 1 2. Trained
+    # from an iterator into memory, so no (temporary) path is recorded in the model's trainer
+    # spec and the file is the same on every run.
+    model = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        input=corpus, model_prefix=os.path.join(scratch, "sp"), model_type="bpe",
+        sentence_iterator=iter(lines), model_writer=model, model_type="bpe",
         vocab_size=spec["vocab"], byte_fallback=True, split_digits=True, add_dummy_prefix=True,
         remove_extra_whitespaces=False, normalization_rule_name="identity",
         allow_whitespace_only_pieces=True, character_coverage=0.9995, unk_id=0, bos_id=1,
-        eos_id=2, pad_id=-1, seed_sentencepiece_size=100000, num_threads=1,
-        minloglevel=2, shuffle_input_sentence=False)
+        eos_id=2, pad_id=-1, num_threads=1, minloglevel=2, shuffle_input_sentence=False)
     src = os.path.join(scratch, "spm_folder")
     os.makedirs(src, exist_ok=True)
-    shutil.copy(os.path.join(scratch, "sp.model"), os.path.join(src, "tokenizer.model"))
+    with open(os.path.join(src, "tokenizer.model"), "wb") as f:
+        f.write(model.getvalue())
     with open(os.path.join(src, "tokenizer_config.json"), "w") as f:
         json.dump({"tokenizer_class": "LlamaTokenizer", "legacy": True,
                    "add_bos_token": spec["add_bos"], "add_eos_token": False, **spec["tok"]}, f)
     fast = AutoTokenizer.from_pretrained(src)
-    fast.add_special_tokens({"additional_special_tokens": [
-        AddedToken(t, special=True, normalized=False, rstrip=rstrip, lstrip=False)
-        for t, rstrip in spec["added_spm"]]}, replace_extra_special_tokens=False) \
-        if spec["added_spm"] else None
+    if spec["added_spm"]:
+        fast.add_special_tokens({"additional_special_tokens": [
+            AddedToken(t, special=True, normalized=False, rstrip=rstrip, lstrip=False)
+            for t, rstrip in spec["added_spm"]]}, replace_extra_special_tokens=False)
     fast.save_pretrained(hf_dir)
     shutil.copy(os.path.join(src, "tokenizer.model"), os.path.join(hf_dir, "tokenizer.model"))
     # transformers writes a Metaspace pre-tokenizer, which (unlike SentencePiece) adds no "▁"
@@ -419,7 +420,7 @@ def ablated_config(spec, config):
         c.sliding_window = None
     elif name == "Phi3ForCausalLM":
         c.rope_parameters = {"rope_type": "default", "rope_theta": 10000.0}
-    else:
+    elif name != "Qwen2ForCausalLM":  # Qwen2's feature is in the weights (zeroed by the caller)
         return None
     return c
 
@@ -594,7 +595,10 @@ def write_family(llama_src, name, spec, gguf_mod):
                 if ablated is not None:
                     other = AutoModelForCausalLM.from_config(ablated, dtype=torch.float32,
                                                              attn_implementation="eager").eval()
-                    other.load_state_dict(model.state_dict(), strict=False)
+                    state = model.state_dict()
+                    if spec["arch"] == "Qwen2ForCausalLM":
+                        state = {k: v * 0 if k.endswith("bias") else v for k, v in state.items()}
+                    other.load_state_dict(state, strict=False)
                     if ablated.tie_word_embeddings:
                         other.tie_weights()
                     diff = float((last_logits(model, seq) - last_logits(other, seq)).abs().max())
