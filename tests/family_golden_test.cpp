@@ -6,15 +6,18 @@
 // (transformers' ids) through the C API; staticlm's greedy tokens must equal transformers' run on
 // the same weights as that file holds them (tests/golden/families/<family>.txt, variants f16 and
 // q8_0: the script checks every tensor of each GGUF against them), f32 arithmetic and cache on
-// both sides, so only summation order differs. A divergence is accepted only at a near tie
-// (transformers' top-2 gap below kLogitTolerance), where that case's comparison stops.
+// both sides, so only summation order differs. Each file runs on the CPU and on Vulkan. A
+// divergence is accepted only at a near tie (transformers' top-2 gap below kLogitTolerance), where
+// that case's comparison stops.
 //
 // A family whose architecture staticlm does not run yet (FindArchitecture returns null) is
 // skipped with that reason, as is a file staticlm refuses as unsupported (STATICLM_UNSUPPORTED,
-// e.g. a RoPE scaling it does not implement) -- with its message. Anything else it loads must
-// give transformers' tokens.
+// e.g. a RoPE scaling it does not implement, or no Vulkan device here) -- with its message.
+// Anything else it loads must give transformers' tokens.
+#include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,6 +44,14 @@ struct FamilyFile {
   bool model_window;
 };
 
+// How GoogleTest (and ctest's test list) names a parameter.
+void PrintTo(const FamilyFile& f, std::ostream* os) {
+  *os << f.family << "-" << f.variant;
+}
+
+// A file and the backend that runs it ("cpu" or "vulkan").
+using Param = std::tuple<FamilyFile, std::string>;
+
 std::string ModelPath(const FamilyFile& f) {
   return std::string(kFamilyDir) + "/" + f.family + "/" + f.family + "-" + f.variant + ".gguf";
 }
@@ -60,10 +71,10 @@ std::string ArchitectureOf(const std::string& path) {
 
 // Opens the parameter's GGUF and golden file in SetUp; skips there when staticlm does not run
 // the family (see the top of this file).
-class FamilyGoldenTest : public ::testing::TestWithParam<FamilyFile> {
+class FamilyGoldenTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    const FamilyFile& f = GetParam();
+    const FamilyFile& f = std::get<0>(GetParam());
     const std::string path = ModelPath(f);
     const std::string arch = ArchitectureOf(path);
     ASSERT_FALSE(arch.empty()) << path;
@@ -81,13 +92,16 @@ class FamilyGoldenTest : public ::testing::TestWithParam<FamilyFile> {
     limits.prefill_chunk = 64;
     limits.kv_type = STATICLM_KV_F32;
     limits.activation_bits = 0;
+    limits.backend = std::get<1>(GetParam()).c_str();
     if (f.model_window) limits.window = STATICLM_WINDOW_FROM_MODEL;
     staticlm_context* raw = nullptr;
     char message[256] = {0};
     const staticlm_status created =
         staticlm_create(path.c_str(), &limits, &raw, message, sizeof(message));
+    // Also where this build or machine has no Vulkan, or no Vulkan shader for a weight type.
     if (created == STATICLM_UNSUPPORTED) {
-      GTEST_SKIP() << f.family << ": staticlm refuses " << path << ": " << message;
+      GTEST_SKIP() << f.family << " on " << limits.backend << ": staticlm refuses " << path << ": "
+                   << message;
     }
     ASSERT_EQ(created, STATICLM_OK) << message;
     ctx_.reset(raw);
@@ -110,8 +124,9 @@ class FamilyGoldenTest : public ::testing::TestWithParam<FamilyFile> {
 };
 
 TEST_P(FamilyGoldenTest, GreedyContinuationsMatchTransformers) {
-  const std::vector<staticlm::test::GreedyCase>& cases = golden_.greedy[GetParam().variant];
-  ASSERT_EQ(cases.size(), 5u) << "golden cases of variant " << GetParam().variant;
+  const char* variant = std::get<0>(GetParam()).variant;
+  const std::vector<staticlm::test::GreedyCase>& cases = golden_.greedy[variant];
+  ASSERT_EQ(cases.size(), 5u) << "golden cases of variant " << variant;
   staticlm::test::CheckGreedyCases(ctx_.get(), cases, kLogitTolerance);
 }
 
@@ -141,9 +156,14 @@ constexpr FamilyFile kFiles[] = {
     {"mistral", "q8_0", true},
 };
 
-INSTANTIATE_TEST_SUITE_P(Families, FamilyGoldenTest, ::testing::ValuesIn(kFiles),
-                         [](const ::testing::TestParamInfo<FamilyFile>& info) {
-                           return std::string(info.param.family) + "_" + info.param.variant;
+INSTANTIATE_TEST_SUITE_P(Families, FamilyGoldenTest,
+                         ::testing::Combine(::testing::ValuesIn(kFiles),
+                                            ::testing::Values(std::string("cpu"),
+                                                              std::string("vulkan"))),
+                         [](const ::testing::TestParamInfo<Param>& info) {
+                           const FamilyFile& f = std::get<0>(info.param);
+                           return std::string(f.family) + "_" + f.variant + "_" +
+                                  std::get<1>(info.param);
                          });
 
 }  // namespace
