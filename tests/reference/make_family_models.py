@@ -133,14 +133,18 @@ FAMILIES = {
         # so the short factors apply) extended to 512, which makes the attention factor
         # sqrt(1 + ln 4 / ln 128).
         config=dict(max_position_embeddings=512, original_max_position_embeddings=128,
-                    tie_word_embeddings=False, sliding_window=None, longrope=True)),
+                    tie_word_embeddings=False, sliding_window=None, longrope=True),
+        llamacpp_note="llama.cpp pads n_ctx to 256 > 128 and so takes the long factors; "
+                      "transformers with short_factor = long_factor gives llama.cpp's tokens"),
     "mistral": dict(
         seed=601, arch="MistralForCausalLM", tokenizer="spm", vocab=512, config_vocab=512,
         dtype=torch.float16, layers=3, added_spm=[],
         tok=dict(bos_token="<s>", eos_token="</s>", unk_token="<unk>"),
         tokenizer_class=SPM_TOKENIZER_CLASS, add_bos=True, eos_ids=["</s>"],
         config=dict(rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
-                    max_position_embeddings=256, tie_word_embeddings=False, sliding_window=16)),
+                    max_position_embeddings=256, tie_word_embeddings=False, sliding_window=16),
+        llamacpp_note="llama.cpp runs the llama architecture without a window (it ignores "
+                      "llama.attention.sliding_window)"),
 }
 
 # Greedy prompts: plain texts (tokenized as the tokenizer does by default) and one chat.
@@ -504,6 +508,39 @@ def check_gguf_tensors(gguf_mod, path, state, spec):
 
 
 # ---------------------------------------------------------------------------------------------
+# Cross-check: llama.cpp on the GGUFs (informative; nothing golden comes from it)
+
+
+def llamacpp_agreement(path, cases):
+    """One header line: how llama.cpp's greedy tokens on `path` compare with the golden ones."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return "llama.cpp cross-check skipped (llama_cpp not importable)"
+    llm = llama_cpp.Llama(model_path=path, n_ctx=128, n_batch=128, n_threads=1, verbose=False)
+    equal, firsts = 0, []
+    for case_name, ids, tokens, gaps in cases:
+        llm.reset()
+        llm.eval(ids)
+        step = None
+        for i, want in enumerate(tokens):
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm._ctx.ctx, -1),
+                                           shape=(llm.n_vocab(),))
+            got = int(np.argmax(logits))
+            if got != want:
+                step = i
+                break
+            llm.eval([got])
+        if step is None:
+            equal += 1
+        else:
+            firsts.append(f"{case_name}@{step} (gap {gaps[step]:.2f})")
+    return (f"llama.cpp {llama_cpp.__version__} on {os.path.basename(path)} (n_ctx {llm.n_ctx()}): "
+            f"{equal} of {len(cases)} continuations equal" +
+            (f"; first differences {', '.join(firsts)}" if firsts else ""))
+
+
+# ---------------------------------------------------------------------------------------------
 # Goldens
 
 
@@ -575,6 +612,7 @@ def write_family(llama_src, name, spec, gguf_mod):
             types, _ = check_gguf_tensors(gguf_mod, ggufs[variant], state, spec)
             gguf_types[variant] = types
         distinct = set()
+        results = []
         for case_name, chat, text, ids in cases:
             limit = spec["config"].get("original_max_position_embeddings")
             if limit is not None:
@@ -583,6 +621,7 @@ def write_family(llama_src, name, spec, gguf_mod):
             if window:
                 assert len(ids) + STEPS > 2 * window, (name, case_name)
             tokens, gaps = greedy(vmodel, ids)
+            results.append((case_name, ids, tokens, gaps))
             distinct.add(len(set(tokens)))
             out.append(f"greedy {variant} {case_name} chat {chat}")
             out.append(f"text {hex_of(text)}")
@@ -605,6 +644,10 @@ def write_family(llama_src, name, spec, gguf_mod):
                     notes.append(f"without the family's feature the logits move by up to {diff:.3f}")
                     assert diff > 0.5, (name, diff)
         notes.append(f"{variant}: distinct tokens per continuation {sorted(distinct)}")
+        if variant != "hf":
+            notes.append(llamacpp_agreement(ggufs[variant], results))
+            if spec.get("llamacpp_note"):
+                notes.append(spec["llamacpp_note"])
         assert min(distinct) >= 4, (name, variant, distinct)
 
     for text in TOKENIZE_TEXTS:
