@@ -1,0 +1,231 @@
+#include "runtime/hf/hf_config.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "runtime/hf/json_fields.h"
+
+namespace staticlm::hf {
+namespace {
+
+// HF model_type → GGUF architecture, as llama.cpp's converter maps them (Mistral's folders
+// convert to "llama"), with what the family stores differently.
+struct Family {
+  const char* model_type;
+  const char* arch;
+  const char* activation;  // config.json's hidden_act
+  bool qkv_bias;           // attention biases are part of the family (Qwen2)
+  float norm_offset;
+};
+constexpr Family kFamilies[] = {
+    {"llama", "llama", "silu", false, 0.0f},
+    {"mistral", "llama", "silu", false, 0.0f},
+    {"qwen2", "qwen2", "silu", true, 0.0f},
+    {"qwen3", "qwen3", "silu", false, 0.0f},
+    {"phi3", "phi3", "silu", false, 0.0f},
+    {"gemma3_text", "gemma3", "gelu_pytorch_tanh", false, 1.0f},
+};
+constexpr int32_t kMaxSize = 1 << 24;
+
+const Family* FindFamily(const std::string& model_type) {
+  for (const Family& f : kFamilies) {
+    if (model_type == f.model_type) return &f;
+  }
+  return nullptr;
+}
+
+class ConfigReader {
+ public:
+  ConfigReader(const Json& json, const char* file, HfConfig* config, GgufHeaderBuilder* header)
+      : fields_(json, file), json_(json), file_(file), c_(*config), h_(*header) {}
+
+  Status Read();
+
+ private:
+  // "<arch>.<key>" for the metadata.
+  std::string Key(const char* key) const { return c_.arch + "." + key; }
+  Status Size(const char* json_key, const char* gguf_key, int64_t* value);
+  Status ReadFamily();
+  Status ReadShape();
+  Status ReadRope();
+  Status ReadRopeScaling(const Json& scaling, const char* name);
+  Status ReadWindow();
+  Status CheckUnsupported();
+
+  JsonFields fields_;
+  const Json& json_;
+  const char* file_;
+  HfConfig& c_;
+  GgufHeaderBuilder& h_;
+  const Family* family_ = nullptr;
+};
+
+Status ConfigReader::Size(const char* json_key, const char* gguf_key, int64_t* value) {
+  STATICLM_RETURN_IF_ERROR(fields_.Int(json_key, 1, kMaxSize, value));
+  h_.AddU32(Key(gguf_key), static_cast<uint32_t>(*value));
+  return Status::Ok();
+}
+
+Status ConfigReader::ReadFamily() {
+  STATICLM_RETURN_IF_ERROR(fields_.String("model_type", &c_.model_type));
+  family_ = FindFamily(c_.model_type);
+  if (family_ == nullptr) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "%s: key 'model_type' = '%.40s' is not supported (supported: llama, "
+                         "mistral, qwen2, qwen3, phi3, gemma3_text)",
+                         file_, c_.model_type.c_str());
+  }
+  c_.arch = family_->arch;
+  c_.norm_offset = family_->norm_offset;
+  h_.AddString("general.architecture", c_.arch);
+  std::string act = family_->activation;
+  STATICLM_RETURN_IF_ERROR(
+      fields_.OptionalString(c_.arch == "gemma3" ? "hidden_activation" : "hidden_act", &act));
+  if (act != family_->activation) {
+    return Status::Error(StatusCode::kUnsupported, "%s: activation '%.40s' is not supported for %s",
+                         file_, act.c_str(), c_.model_type.c_str());
+  }
+  return Status::Ok();
+}
+
+Status ConfigReader::ReadShape() {
+  int64_t layers = 0, width = 0, heads = 0, ffn = 0, context = 0;
+  STATICLM_RETURN_IF_ERROR(Size("num_hidden_layers", "block_count", &layers));
+  STATICLM_RETURN_IF_ERROR(Size("hidden_size", "embedding_length", &width));
+  STATICLM_RETURN_IF_ERROR(Size("intermediate_size", "feed_forward_length", &ffn));
+  STATICLM_RETURN_IF_ERROR(Size("num_attention_heads", "attention.head_count", &heads));
+  STATICLM_RETURN_IF_ERROR(Size("max_position_embeddings", "context_length", &context));
+  int64_t kv_heads = heads;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("num_key_value_heads", 1, kMaxSize, &kv_heads));
+  h_.AddU32(Key("attention.head_count_kv"), static_cast<uint32_t>(kv_heads));
+  double eps = 0.0;
+  STATICLM_RETURN_IF_ERROR(fields_.Float("rms_norm_eps", &eps));
+  if (!(eps > 0.0)) return fields_.Fail("rms_norm_eps", "is not positive");
+  h_.AddF32(Key("attention.layer_norm_rms_epsilon"), static_cast<float>(eps));
+  int64_t head_dim = width / heads;
+  if (fields_.Has("head_dim")) {
+    STATICLM_RETURN_IF_ERROR(fields_.Int("head_dim", 1, kMaxSize, &head_dim));
+    h_.AddU32(Key("attention.key_length"), static_cast<uint32_t>(head_dim));
+    h_.AddU32(Key("attention.value_length"), static_cast<uint32_t>(head_dim));
+  }
+  double partial = 1.0;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("partial_rotary_factor", &partial));
+  h_.AddU32(Key("rope.dimension_count"), static_cast<uint32_t>(head_dim * partial));
+  c_.n_layers = static_cast<int32_t>(layers);
+  c_.head_dim = static_cast<int32_t>(head_dim);
+  return Status::Ok();
+}
+
+Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof(prefix), "%s.", name);
+  JsonFields s(scaling, file_, prefix);
+  std::string type = "default";
+  STATICLM_RETURN_IF_ERROR(s.OptionalString("type", &type));
+  STATICLM_RETURN_IF_ERROR(s.OptionalString("rope_type", &type));
+  double theta = c_.rope_base;
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("rope_theta", &theta));
+  c_.rope_base = static_cast<float>(theta);
+  if (type == "default") return Status::Ok();
+  double factor = 0.0;
+  STATICLM_RETURN_IF_ERROR(s.Float("factor", &factor));
+  if (!(factor > 0.0)) return s.Fail("factor", "is not positive");
+  if (type == "llama3") {
+    double low = 1.0, high = 4.0, original = 8192.0;
+    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("low_freq_factor", &low));
+    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("high_freq_factor", &high));
+    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("original_max_position_embeddings", &original));
+    if (!(high > low) || !(original > 0.0)) {
+      return s.Fail("high_freq_factor", "must exceed low_freq_factor (and the context be > 0)");
+    }
+    c_.llama3_factor = static_cast<float>(factor);
+    c_.llama3_low_freq_factor = static_cast<float>(low);
+    c_.llama3_high_freq_factor = static_cast<float>(high);
+    c_.llama3_original_context = static_cast<float>(original);
+    return Status::Ok();
+  }
+  if (type == "linear" || type == "yarn") {
+    h_.AddString(Key("rope.scaling.type"), type);
+    h_.AddF32(Key("rope.scaling.factor"), static_cast<float>(factor));
+    int64_t original = 0;
+    STATICLM_RETURN_IF_ERROR(
+        s.OptionalInt("original_max_position_embeddings", 1, kMaxSize, &original));
+    if (original > 0) {
+      h_.AddU32(Key("rope.scaling.original_context_length"), static_cast<uint32_t>(original));
+    }
+    return Status::Ok();
+  }
+  return Status::Error(StatusCode::kUnsupported, "%s: key '%srope_type' = '%.24s' is not supported",
+                       file_, prefix, type.c_str());
+}
+
+// transformers 4 writes rope_theta and rope_scaling at the top; transformers 5 writes
+// rope_parameters {rope_theta, rope_type, …}.
+Status ConfigReader::ReadRope() {
+  double theta = c_.arch == "gemma3" ? 1000000.0 : 10000.0;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("rope_theta", &theta));
+  c_.rope_base = static_cast<float>(theta);
+  for (const char* name : {"rope_scaling", "rope_parameters"}) {
+    const Json* scaling = nullptr;
+    STATICLM_RETURN_IF_ERROR(fields_.OptionalObject(name, &scaling));
+    if (scaling != nullptr) STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*scaling, name));
+  }
+  if (!(c_.rope_base > 0.0f)) return fields_.Fail("rope_theta", "is not positive");
+  h_.AddF32(Key("rope.freq_base"), c_.rope_base);
+  return Status::Ok();
+}
+
+Status ConfigReader::ReadWindow() {
+  bool use_window = true;  // Qwen2 has a window in its config that it does not use
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("use_sliding_window", &use_window));
+  int64_t window = 0;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("sliding_window", 0, kMaxSize, &window));
+  if (!use_window || window == 0) return Status::Ok();
+  h_.AddU32(Key("attention.sliding_window"), static_cast<uint32_t>(window));
+  int64_t pattern = 0;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("sliding_window_pattern", 0, kMaxSize, &pattern));
+  if (pattern > 0)
+    h_.AddU32(Key("attention.sliding_window_pattern"), static_cast<uint32_t>(pattern));
+  return Status::Ok();
+}
+
+// Settings that change the computation in ways the architecture row does not: refused by
+// name rather than ignored.
+Status ConfigReader::CheckUnsupported() {
+  bool attention_bias = family_->qkv_bias, mlp_bias = false;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("attention_bias", &attention_bias));
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("mlp_bias", &mlp_bias));
+  if (attention_bias != family_->qkv_bias) {
+    return fields_.Fail("attention_bias", family_->qkv_bias
+                                              ? "= false is not supported for this family"
+                                              : "= true is not supported for this family");
+  }
+  if (mlp_bias) return fields_.Fail("mlp_bias", "= true is not supported");
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("tie_word_embeddings", &c_.tied_embeddings));
+  return Status::Ok();
+}
+
+Status ConfigReader::Read() {
+  if (!json_.is_object()) {
+    return Status::Error(StatusCode::kFormatError, "%s: is %s, not a JSON object", file_,
+                         JsonTypeName(json_));
+  }
+  STATICLM_RETURN_IF_ERROR(ReadFamily());
+  STATICLM_RETURN_IF_ERROR(ReadShape());
+  STATICLM_RETURN_IF_ERROR(ReadRope());
+  STATICLM_RETURN_IF_ERROR(ReadWindow());
+  return CheckUnsupported();
+}
+
+}  // namespace
+
+Status ReadHfConfig(std::string_view text, const char* file, HfConfig* config,
+                    GgufHeaderBuilder* header) {
+  Json json;
+  STATICLM_RETURN_IF_ERROR(ParseJson(text, file, &json));
+  *config = HfConfig{};
+  ConfigReader reader(json, file, config, header);
+  return reader.Read();
+}
+
+}  // namespace staticlm::hf
