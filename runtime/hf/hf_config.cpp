@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 
 #include "runtime/hf/json_fields.h"
 
@@ -195,12 +196,14 @@ Status ConfigReader::CheckUnsupported() {
   bool attention_bias = family_->qkv_bias, mlp_bias = false;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("attention_bias", &attention_bias));
   STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("mlp_bias", &mlp_bias));
-  if (attention_bias != family_->qkv_bias) {
-    return fields_.Fail("attention_bias", family_->qkv_bias
-                                              ? "= false is not supported for this family"
-                                              : "= true is not supported for this family");
+  for (auto [key, value, supported] :
+       {std::tuple{"attention_bias", attention_bias, family_->qkv_bias},
+        std::tuple{"mlp_bias", mlp_bias, false}}) {
+    if (value != supported) {
+      return Status::Error(StatusCode::kUnsupported, "%s: key '%s' = %s is not supported for %s",
+                           file_, key, value ? "true" : "false", c_.model_type.c_str());
+    }
   }
-  if (mlp_bias) return fields_.Fail("mlp_bias", "= true is not supported");
   STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("tie_word_embeddings", &c_.tied_embeddings));
   return Status::Ok();
 }
