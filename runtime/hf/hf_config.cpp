@@ -5,9 +5,12 @@
 #include <tuple>
 
 #include "runtime/hf/json_fields.h"
+#include "runtime/hf/rope_tensors.h"
 
 namespace staticlm::hf {
 namespace {
+
+using ExtraTensorValues = std::vector<float>;
 
 // HF model_type → GGUF architecture, as llama.cpp's converter maps them (Mistral's folders
 // convert to "llama"), with what the family stores differently.
@@ -50,6 +53,7 @@ class ConfigReader {
   Status ReadShape();
   Status ReadRope();
   Status ReadRopeScaling(const Json& scaling, const char* name);
+  Status ReadLongrope(const Json& scaling, const JsonFields& s);
   Status ReadWindow();
   Status CheckUnsupported();
 
@@ -96,6 +100,9 @@ Status ConfigReader::ReadShape() {
   STATICLM_RETURN_IF_ERROR(Size("intermediate_size", "feed_forward_length", &ffn));
   STATICLM_RETURN_IF_ERROR(Size("num_attention_heads", "attention.head_count", &heads));
   STATICLM_RETURN_IF_ERROR(Size("max_position_embeddings", "context_length", &context));
+  int64_t vocab = 0;  // informational (the embedding table's rows are the vocabulary)
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("vocab_size", 1, kMaxSize, &vocab));
+  if (vocab > 0) h_.AddU32(Key("vocab_size"), static_cast<uint32_t>(vocab));
   int64_t kv_heads = heads;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("num_key_value_heads", 1, kMaxSize, &kv_heads));
   h_.AddU32(Key("attention.head_count_kv"), static_cast<uint32_t>(kv_heads));
@@ -113,7 +120,36 @@ Status ConfigReader::ReadShape() {
   STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("partial_rotary_factor", &partial));
   h_.AddU32(Key("rope.dimension_count"), static_cast<uint32_t>(head_dim * partial));
   c_.n_layers = static_cast<int32_t>(layers);
+  c_.context_length = static_cast<int32_t>(context);
   c_.head_dim = static_cast<int32_t>(head_dim);
+  return Status::Ok();
+}
+
+// Phi-3's longrope: per-pair factors for short and long contexts, and the attention factor
+// the converter derives from the context's growth over the original.
+Status ConfigReader::ReadLongrope(const Json& scaling, const JsonFields& s) {
+  const size_t pairs = static_cast<size_t>(c_.head_dim / 2);
+  for (const char* key : {"long_factor", "short_factor"}) {
+    auto it = scaling.find(key);
+    if (it == scaling.end() || !it->is_array() || it->size() != pairs) {
+      return s.Fail(key, "is not an array of head_dim / 2 numbers");
+    }
+    ExtraTensorValues values;
+    for (const Json& v : *it) {
+      if (!v.is_number() || !(v.get<double>() > 0.0))
+        return s.Fail(key, "holds a non-positive or non-number");
+      values.push_back(static_cast<float>(v.get<double>()));
+    }
+    c_.extra_tensors.push_back(
+        {std::string("rope_factors_") + (key[0] == 'l' ? "long" : "short") + ".weight", values});
+  }
+  double original = 0.0;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("original_max_position_embeddings", &original));
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("original_max_position_embeddings", &original));
+  if (!(original >= 1.0))
+    return s.Fail("original_max_position_embeddings", "is missing or below 1");
+  h_.AddU32(Key("rope.scaling.original_context_length"), static_cast<uint32_t>(original));
+  h_.AddF32(Key("rope.scaling.attn_factor"), LongropeAttnFactor(c_.context_length, original));
   return Status::Ok();
 }
 
@@ -128,21 +164,23 @@ Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
   STATICLM_RETURN_IF_ERROR(s.OptionalFloat("rope_theta", &theta));
   c_.rope_base = static_cast<float>(theta);
   if (type == "default") return Status::Ok();
+  if (type == "longrope" || type == "su") return ReadLongrope(scaling, s);
   double factor = 0.0;
   STATICLM_RETURN_IF_ERROR(s.Float("factor", &factor));
   if (!(factor > 0.0)) return s.Fail("factor", "is not positive");
   if (type == "llama3") {
-    double low = 1.0, high = 4.0, original = 8192.0;
-    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("low_freq_factor", &low));
-    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("high_freq_factor", &high));
-    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("original_max_position_embeddings", &original));
-    if (!(high > low) || !(original > 0.0)) {
-      return s.Fail("high_freq_factor", "must exceed low_freq_factor (and the context be > 0)");
+    Llama3Scaling l3;
+    l3.factor = factor;
+    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("low_freq_factor", &l3.low_freq_factor));
+    STATICLM_RETURN_IF_ERROR(s.OptionalFloat("high_freq_factor", &l3.high_freq_factor));
+    STATICLM_RETURN_IF_ERROR(
+        s.OptionalFloat("original_max_position_embeddings", &l3.original_context));
+    if (!(l3.high_freq_factor > l3.low_freq_factor) || !(l3.low_freq_factor > 0.0) ||
+        !(l3.original_context > 0.0)) {
+      return s.Fail("high_freq_factor", "must exceed low_freq_factor > 0 (and the context be > 0)");
     }
-    c_.llama3_factor = static_cast<float>(factor);
-    c_.llama3_low_freq_factor = static_cast<float>(low);
-    c_.llama3_high_freq_factor = static_cast<float>(high);
-    c_.llama3_original_context = static_cast<float>(original);
+    c_.extra_tensors.push_back(
+        {"rope_freqs.weight", Llama3RopeFreqs(l3, c_.rope_base, c_.head_dim)});
     return Status::Ok();
   }
   if (type == "linear" || type == "yarn") {
@@ -166,10 +204,12 @@ Status ConfigReader::ReadRope() {
   double theta = c_.arch == "gemma3" ? 1000000.0 : 10000.0;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("rope_theta", &theta));
   c_.rope_base = static_cast<float>(theta);
-  for (const char* name : {"rope_scaling", "rope_parameters"}) {
+  for (const char* name : {"rope_parameters", "rope_scaling"}) {  // the newer one first
     const Json* scaling = nullptr;
     STATICLM_RETURN_IF_ERROR(fields_.OptionalObject(name, &scaling));
-    if (scaling != nullptr) STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*scaling, name));
+    if (scaling == nullptr) continue;
+    STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*scaling, name));
+    break;
   }
   if (!(c_.rope_base > 0.0f)) return fields_.Fail("rope_theta", "is not positive");
   h_.AddF32(Key("rope.freq_base"), c_.rope_base);

@@ -23,13 +23,16 @@ struct HfConfig {
   float norm_offset = 0.0f;
   // tie_word_embeddings (transformers' default: false): without it lm_head.weight is required.
   bool tied_embeddings = false;
-  // Llama 3 RoPE scaling (rope_type "llama3"): the converter's rope_freqs tensor is made from
-  // these at init. factor 0: none.
   float rope_base = 10000.0f;
-  float llama3_factor = 0.0f;
-  float llama3_low_freq_factor = 1.0f;
-  float llama3_high_freq_factor = 4.0f;
-  float llama3_original_context = 8192.0f;
+  int32_t context_length = 0;
+  // F32 tensors the converter computes from the config (rope_tensors.h): Llama 3's
+  // rope_freqs.weight, Phi-3's rope_factors_long/short.weight. Made at init in the folder's
+  // weight tail.
+  struct ExtraTensor {
+    std::string name;
+    std::vector<float> values;
+  };
+  std::vector<ExtraTensor> extra_tensors;
 };
 
 // Parses `text` (config.json, `file` for messages), fills `config` and adds the metadata to

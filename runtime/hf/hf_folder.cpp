@@ -44,6 +44,7 @@ struct PlannedTensor {
   Placement placement = Placement::kInPlace;
   const Shard* shard = nullptr;
   const SafetensorsEntry* entry = nullptr;
+  size_t extra = 0;     // kSynthesized: the index in HfConfig::extra_tensors
   uint64_t offset = 0;  // from the start of the stitched map
   uint64_t bytes = 0;
 };
@@ -229,18 +230,19 @@ Status FolderBuilder::PlanTensor(const Shard& shard, const SafetensorsEntry& e) 
   return Status::Ok();
 }
 
-// Llama 3's rope_freqs: per frequency pair, the factor dividing its frequency, computed as
-// llama.cpp's converter computes it from rope_scaling.
+// The tensors the converter computes from the config (HfConfig::extra_tensors).
 void FolderBuilder::PlanSynthesized() {
-  if (config_.llama3_factor <= 0.0f) return;
-  PlannedTensor t;
-  t.name = "rope_freqs.weight";
-  t.n_dims = 1;
-  t.ne[0] = config_.head_dim / 2;
-  t.type = DType::kF32;
-  t.placement = Placement::kSynthesized;
-  AddToTail(&t);
-  tensors_.push_back(std::move(t));
+  for (size_t i = 0; i < config_.extra_tensors.size(); ++i) {
+    PlannedTensor t;
+    t.name = config_.extra_tensors[i].name;
+    t.n_dims = 1;
+    t.ne[0] = static_cast<int64_t>(config_.extra_tensors[i].values.size());
+    t.type = DType::kF32;
+    t.placement = Placement::kSynthesized;
+    t.extra = i;
+    AddToTail(&t);
+    tensors_.push_back(std::move(t));
+  }
 }
 
 Status FolderBuilder::PlanTensors() {
@@ -267,23 +269,8 @@ Status FolderBuilder::PlanTensors() {
 
 void FolderBuilder::FillTensor(const PlannedTensor& t, uint8_t* out) const {
   if (t.placement == Placement::kSynthesized) {
-    // The converter's arithmetic: f32 frequencies, the rest in double, stored as f32.
-    const double factor = config_.llama3_factor, low = config_.llama3_low_freq_factor;
-    const double high = config_.llama3_high_freq_factor, old = config_.llama3_original_context;
-    const int dim = config_.head_dim;
-    for (int i = 0; i < dim / 2; ++i) {
-      const float freq = 1.0f / std::pow(config_.rope_base, static_cast<float>(2 * i) / dim);
-      const double wavelen = 2.0 * M_PI / freq;
-      double f = 1.0;
-      if (wavelen > old / low) {
-        f = factor;
-      } else if (wavelen >= old / high) {
-        const double smooth = (old / wavelen - low) / (high - low);
-        f = 1.0 / ((1.0 - smooth) / factor + smooth);
-      }
-      const float stored = static_cast<float>(f);
-      std::memcpy(out + 4 * i, &stored, 4);
-    }
+    const std::vector<float>& values = config_.extra_tensors[t.extra].values;
+    std::memcpy(out, values.data(), values.size() * sizeof(float));
     return;
   }
   const uint8_t* src = map_.data() + t.shard->offset + t.shard->header.data_start + t.entry->begin;
