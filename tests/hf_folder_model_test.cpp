@@ -161,6 +161,54 @@ TEST(HfFolderModel, QuantizeIsRefusedForAGgufFile) {
   EXPECT_NE(std::strstr(error, "q3_x"), nullptr) << error;
 }
 
+// Greedy runs of `a` and `b` side by side: the same ids, except that a divergence where `b`'s
+// top-2 gap is below kNearTie ends the case.
+void CheckSameGreedyIds(staticlm_context* a, staticlm_context* b,
+                        const std::vector<int32_t>& prompt) {
+  staticlm_reset(a);
+  staticlm_reset(b);
+  ASSERT_EQ(staticlm_prefill(a, prompt.data(), prompt.size()), STATICLM_OK);
+  ASSERT_EQ(staticlm_prefill(b, prompt.data(), prompt.size()), STATICLM_OK);
+  for (int step = 0; step < 24; ++step) {
+    std::vector<float> la = Logits(a), lb = Logits(b);
+    ASSERT_EQ(la.size(), lb.size());
+    size_t ia = 0, ib = 0;
+    for (size_t i = 0; i < la.size(); ++i) {
+      if (la[i] > la[ia]) ia = i;
+      if (lb[i] > lb[ib]) ib = i;
+    }
+    float second = -1e30f;
+    for (size_t i = 0; i < lb.size(); ++i) {
+      if (i != ib && lb[i] > second) second = lb[i];
+    }
+    if (ia != ib) {
+      ASSERT_LT(lb[ib] - second, kNearTie) << "step " << step << ": " << ia << " vs " << ib;
+      return;
+    }
+    ASSERT_EQ(staticlm_decode(a, static_cast<int32_t>(ia)), STATICLM_OK);
+    ASSERT_EQ(staticlm_decode(b, static_cast<int32_t>(ib)), STATICLM_OK);
+  }
+}
+
+// The Vulkan backend binds a folder's stitched mapping as it binds a GGUF's data section (and
+// uploads the quantized tail); it gives transformers' greedy ids too. Skips without a device.
+TEST(HfFolderModel, VulkanGivesTransformersGreedyIds) {
+  for (const char* quantize : {static_cast<const char*>(nullptr), "q8_0"}) {
+    staticlm_limits l = Limits(quantize);
+    l.backend = "vulkan";
+    std::string error;
+    ContextPtr ctx = staticlm::test::TryCreateContext((kDir + "/llama_sharded").c_str(), l, &error);
+    if (ctx == nullptr) GTEST_SKIP() << "no Vulkan device: " << error;
+    if (quantize == nullptr) {
+      staticlm::test::CheckGreedyCases(ctx.get(), ReadCases("f32"), kNearTie);
+    } else {
+      ContextPtr gguf = CreateContext((kDir + "/llama_q8_0.gguf").c_str(), Limits());
+      for (const auto& c : ReadCases("f32"))
+        CheckSameGreedyIds(ctx.get(), gguf.get(), c.prompt_ids);
+    }
+  }
+}
+
 // The inspect text of a folder names the converter's metadata and the GGUF tensor names.
 TEST(HfFolderModel, InspectDescribesAFolder) {
   char out[8192], error[256];
