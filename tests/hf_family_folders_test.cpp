@@ -27,10 +27,10 @@ using staticlm::gguf::ValueType;
 const std::string kFamilies = STATICLM_FAMILY_MODELS_DIR;
 
 // Hyperparameters every family's converter output has, which the folder must give too.
-const char* const kRequiredKeys[] = {
-    "block_count",         "context_length",       "embedding_length",
-    "feed_forward_length", "attention.head_count", "attention.head_count_kv",
-    "rope.freq_base",      "attention.layer_norm_rms_epsilon"};
+const char* const kRequiredKeys[] = {"block_count",          "context_length",
+                                     "embedding_length",     "feed_forward_length",
+                                     "attention.head_count", "attention.head_count_kv",
+                                     "rope.freq_base",       "attention.layer_norm_rms_epsilon"};
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -88,17 +88,26 @@ void CompareTensors(const GgufFile& folder, const GgufFile& gguf) {
   }
 }
 
-void CheckFamily(const std::string& family, const std::string& arch) {
-  const std::string dir = kFamilies + "/" + family;
-  if (!Exists(dir + "/hf/config.json")) GTEST_SKIP() << "no " << dir << "/hf";
+void CheckFolder(const std::string& dir, const std::string& gguf_path, const std::string& arch) {
+  if (!Exists(dir + "/config.json")) GTEST_SKIP() << "no " << dir;
   staticlm::hf::HfFolder holder;
   GgufFile folder, gguf;
-  staticlm::Status s = holder.Open((dir + "/hf").c_str(), nullptr, &folder);
+  staticlm::Status s = holder.Open(dir.c_str(), nullptr, &folder);
   ASSERT_TRUE(s.ok()) << s.message();
-  s = gguf.Open((dir + "/" + family + "-f16.gguf").c_str());
+  s = gguf.Open(gguf_path.c_str());
   ASSERT_TRUE(s.ok()) << s.message();
   CompareMetadata(folder, gguf, arch);
   CompareTensors(folder, gguf);
+}
+
+void CheckFamily(const std::string& family, const std::string& arch) {
+  const std::string dir = kFamilies + "/" + family;
+  CheckFolder(dir + "/hf", dir + "/" + family + "-f16.gguf", arch);
+}
+
+TEST(HfFamilyFolders, Gemma3MatchesTheConverter) {
+  const std::string dir = STATICLM_HF_MODELS_DIR;
+  CheckFolder(dir + "/gemma3_bf16", dir + "/gemma3_f16.gguf", "gemma3");
 }
 
 TEST(HfFamilyFolders, Llama3MatchesTheConverter) {

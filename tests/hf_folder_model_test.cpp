@@ -75,6 +75,12 @@ TEST(HfFolderModel, ShardedFolderGivesTransformersGreedyIds) {
   CheckGreedy("llama_sharded", "f32");
 }
 
+// Gemma 3: norms stored minus one, scaled embeddings, GELU, an 8-token window on five of
+// every six layers (the prompts run past it), two RoPE bases from rope_parameters.
+TEST(HfFolderModel, Gemma3FolderGivesTransformersGreedyIds) {
+  CheckGreedy("gemma3_bf16", "gemma3");
+}
+
 // Logits of `folder` and `gguf` after the same ids, at every step of a greedy run of the GGUF:
 // equal up to summation order (`tolerance`), so the greedy ids are equal too.
 void CheckSameLogits(const std::string& folder_name, const char* quantize,
@@ -110,6 +116,11 @@ void CheckSameLogits(const std::string& folder_name, const char* quantize,
 // The same F16 values; the GGUF's q and k rows permuted for adjacent-pair RoPE.
 TEST(HfFolderModel, F16FolderMatchesItsGgufConversion) {
   CheckSameLogits("llama_f16", nullptr, "llama_f16.gguf", 1e-4f);
+}
+
+// The converter's F16 of the BF16 values (exact at these magnitudes), norms plus one in F32.
+TEST(HfFolderModel, Gemma3FolderMatchesItsGgufConversion) {
+  CheckSameLogits("gemma3_bf16", nullptr, "gemma3_f16.gguf", 1e-4f);
 }
 
 // Quantized at init to the same blocks the converter (Q8_0) and gguf-py (Q4_0) write.

@@ -6,6 +6,7 @@
 
 #include "runtime/hf/json_fields.h"
 #include "runtime/hf/rope_tensors.h"
+#include "runtime/model/architecture.h"
 
 namespace staticlm::hf {
 namespace {
@@ -54,6 +55,9 @@ class ConfigReader {
   Status ReadRope();
   Status ReadRopeScaling(const Json& scaling, const char* name);
   Status ReadLongrope(const Json& scaling, const JsonFields& s);
+  Status ReadRopePerLayerType(const Json& params);
+  Status CheckLocalRopeBase(const char* key, double base);
+  Status ReadLayerPattern(const Json& types);
   Status ReadWindow();
   Status CheckUnsupported();
 
@@ -154,7 +158,7 @@ Status ConfigReader::ReadLongrope(const Json& scaling, const JsonFields& s) {
 }
 
 Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
-  char prefix[32];
+  char prefix[64];
   std::snprintf(prefix, sizeof(prefix), "%s.", name);
   JsonFields s(scaling, file_, prefix);
   std::string type = "default";
@@ -198,6 +202,40 @@ Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
                        file_, prefix, type.c_str());
 }
 
+// The sliding layers' RoPE base is the architecture row's constant (Gemma 3: 10,000); a config
+// with another is refused rather than run with the wrong one.
+Status ConfigReader::CheckLocalRopeBase(const char* key, double base) {
+  const Architecture* arch = FindArchitecture(c_.arch);
+  const double expected =
+      arch != nullptr && arch->swa_rope_base > 0.0f ? arch->swa_rope_base : c_.rope_base;
+  if (base != expected) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "%s: key '%s' = %g is not supported for %s (only %g)", file_, key, base,
+                         c_.model_type.c_str(), expected);
+  }
+  h_.AddF32(Key("rope.freq_base_swa"), static_cast<float>(base));  // as the converter
+  return Status::Ok();
+}
+
+// transformers 5's Gemma 3: RoPE parameters per attention type. The global layers' are the
+// model's; the sliding layers' base must be the family's.
+Status ConfigReader::ReadRopePerLayerType(const Json& params) {
+  JsonFields p(params, file_, "rope_parameters.");
+  const Json* full = nullptr;
+  const Json* sliding = nullptr;
+  STATICLM_RETURN_IF_ERROR(p.OptionalObject("full_attention", &full));
+  STATICLM_RETURN_IF_ERROR(p.OptionalObject("sliding_attention", &sliding));
+  STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*full, "rope_parameters.full_attention"));
+  if (sliding == nullptr) return Status::Ok();
+  JsonFields s(*sliding, file_, "rope_parameters.sliding_attention.");
+  std::string type = "default";
+  STATICLM_RETURN_IF_ERROR(s.OptionalString("rope_type", &type));
+  if (type != "default") return s.Fail("rope_type", "is not 'default' (not supported)");
+  double local = 10000.0;
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("rope_theta", &local));
+  return CheckLocalRopeBase("rope_parameters.sliding_attention.rope_theta", local);
+}
+
 // transformers 4 writes rope_theta and rope_scaling at the top; transformers 5 writes
 // rope_parameters {rope_theta, rope_type, …}.
 Status ConfigReader::ReadRope() {
@@ -208,9 +246,16 @@ Status ConfigReader::ReadRope() {
     const Json* scaling = nullptr;
     STATICLM_RETURN_IF_ERROR(fields_.OptionalObject(name, &scaling));
     if (scaling == nullptr) continue;
-    STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*scaling, name));
+    if (scaling->contains("full_attention")) {
+      STATICLM_RETURN_IF_ERROR(ReadRopePerLayerType(*scaling));
+    } else {
+      STATICLM_RETURN_IF_ERROR(ReadRopeScaling(*scaling, name));
+    }
     break;
   }
+  double local = 0.0;  // transformers 4's Gemma 3 key for the sliding layers' base
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("rope_local_base_freq", &local));
+  if (local > 0.0) STATICLM_RETURN_IF_ERROR(CheckLocalRopeBase("rope_local_base_freq", local));
   if (!(c_.rope_base > 0.0f)) return fields_.Fail("rope_theta", "is not positive");
   h_.AddF32(Key("rope.freq_base"), c_.rope_base);
   return Status::Ok();
@@ -223,10 +268,39 @@ Status ConfigReader::ReadWindow() {
   STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("sliding_window", 0, kMaxSize, &window));
   if (!use_window || window == 0) return Status::Ok();
   h_.AddU32(Key("attention.sliding_window"), static_cast<uint32_t>(window));
+  auto types = json_.find("layer_types");
+  if (types != json_.end() && !types->is_null()) return ReadLayerPattern(*types);
   int64_t pattern = 0;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("sliding_window_pattern", 0, kMaxSize, &pattern));
   if (pattern > 0)
     h_.AddU32(Key("attention.sliding_window_pattern"), static_cast<uint32_t>(pattern));
+  return Status::Ok();
+}
+
+// layer_types (transformers 5): which layers slide. staticlm runs "every P-th layer global"
+// (P = 0: every layer slides); any other arrangement is refused.
+Status ConfigReader::ReadLayerPattern(const Json& types) {
+  if (!types.is_array() || types.size() != static_cast<size_t>(c_.n_layers)) {
+    return fields_.Fail("layer_types", "is not an array with one entry per layer");
+  }
+  int pattern = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (!types[i].is_string()) return fields_.Fail("layer_types", "holds a non-string");
+    const std::string t = types[i].get<std::string>();
+    if (t != "full_attention" && t != "sliding_attention") {
+      return fields_.Fail("layer_types", "holds a type other than full_ or sliding_attention");
+    }
+    if (t == "full_attention" && pattern == 0) pattern = static_cast<int>(i) + 1;
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    const bool full = types[i].get<std::string>() == "full_attention";
+    if (full != (pattern > 0 && (i + 1) % static_cast<size_t>(pattern) == 0)) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "%s: key 'layer_types' is not every %d-th layer global (not supported)",
+                           file_, pattern);
+    }
+  }
+  h_.AddU32(Key("attention.sliding_window_pattern"), static_cast<uint32_t>(pattern));
   return Status::Ok();
 }
 
@@ -245,6 +319,21 @@ Status ConfigReader::CheckUnsupported() {
     }
   }
   STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("tie_word_embeddings", &c_.tied_embeddings));
+  for (const char* key : {"final_logit_softcapping", "attn_logit_softcapping"}) {
+    if (fields_.Has(key)) return fields_.Fail(key, "is set (softcapping is not supported)");
+  }
+  bool bidirectional = false;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("use_bidirectional_attention", &bidirectional));
+  if (bidirectional) return fields_.Fail("use_bidirectional_attention", "= true is not supported");
+  // Gemma scales scores by query_pre_attn_scalar^-0.5; staticlm by head_dim^-0.5.
+  int64_t scalar = c_.head_dim;
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("query_pre_attn_scalar", 1, kMaxSize, &scalar));
+  if (scalar != c_.head_dim) {
+    return Status::Error(
+        StatusCode::kUnsupported,
+        "%s: key 'query_pre_attn_scalar' = %lld is not supported (only head_dim, %d)", file_,
+        static_cast<long long>(scalar), c_.head_dim);
+  }
   return Status::Ok();
 }
 

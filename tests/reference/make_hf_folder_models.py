@@ -10,10 +10,12 @@ read:
   llama_f16/        model.safetensors, F16 (the F32 weights rounded by torch)
   llama_bf16/       model.safetensors, BF16
   llama_sharded/    the F32 weights in two shards with model.safetensors.index.json
+  gemma3_bf16/      a Gemma 3 (text) model, BF16: six layers, every sixth global, a window of 8
 
 and, with llama.cpp's own converter (convert_hf_to_gguf.py; its RoPE permutation of q and k
 included), llama_f16.gguf (from llama_f16/, so both hold the same F16 values) and
-llama_q8_0.gguf (from llama_f32/, the converter's Q8_0 quantization); the converter has no Q4_0
+llama_q8_0.gguf (from llama_f32/, the converter's Q8_0 quantization), gemma3_f16.gguf (from
+gemma3_bf16/; the converter adds Gemma's 1 to the norms); the converter has no Q4_0
 output, so llama_q4_0.gguf is its F32 conversion with every matrix quantized by gguf-py.
 
 Goldens (tests/models/hf/greedy_<variant>.txt, the format of tests/golden/greedy.txt): for
@@ -43,7 +45,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
+from transformers import (AutoModelForCausalLM, Gemma3ForCausalLM, Gemma3TextConfig,  # noqa: E402
+                          LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast)
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(REPO, "tests", "models", "hf")
@@ -58,6 +61,14 @@ CORPUS = [
     "Small models are easy to test: 12 layers, 64 heads, 3.14159.",
     "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n",
 ] * 20
+# More text for the trainer to find enough merges in (fixed, so the vocabulary is too).
+MORE_TEXT = """Hugging Face folders hold config.json, tokenizer files and safetensors shards.
+llama.cpp converts them to GGUF; staticlm reads them as they are published, mapped read-only.
+Every hyperparameter is validated: a missing or malformed field names the file and the key.
+Quantization at init writes Q8_0 or Q4_0 blocks into the weight buffer, nothing after init.
+Rotary position embeddings rotate halves in transformers and adjacent pairs after permutation.
+Grouped-query attention shares key and value heads; the feed-forward network gates with SiLU.
+Seventeen, twenty-three, forty-two and one hundred and one are numbers; so are 7, 23 and 101."""
 # Prompts of token ids (the tests run through ids). Ids 0-2 are the special tokens.
 PROMPTS = {
     "short": [1, 40, 41, 42],
@@ -74,7 +85,7 @@ def train_tokenizer():
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=SPECIALS,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(CORPUS + __doc__.split("\n"), trainer=trainer)
+    tok.train_from_iterator(CORPUS + MORE_TEXT.split("\n"), trainer=trainer)
     assert tok.get_vocab_size() == VOCAB, tok.get_vocab_size()
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|im_start|>",
                                    eos_token="<|im_end|>", unk_token="<|endoftext|>")
@@ -92,6 +103,23 @@ def make_model():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):
                 p.copy_(1.0 + 0.2 * torch.randn_like(p))
+    return model
+
+
+def make_gemma3():
+    """Gemma 3 (text) in miniature: six layers, every sixth global, an 8-token window."""
+    torch.manual_seed(SEED + 1)
+    config = Gemma3TextConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128,
+                              num_hidden_layers=6, num_attention_heads=4, num_key_value_heads=2,
+                              head_dim=16, query_pre_attn_scalar=16, sliding_window=8,
+                              max_position_embeddings=256, rms_norm_eps=1e-6,
+                              bos_token_id=1, eos_token_id=2, pad_token_id=0,
+                              initializer_range=0.25, attn_implementation="eager")
+    model = Gemma3ForCausalLM(config).eval()
+    with torch.no_grad():  # Gemma's norms are 1 + w: w away from 0
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(0.2 * torch.randn_like(p))
     return model
 
 
@@ -124,8 +152,8 @@ def greedy(model, ids):
 
 
 def write_golden(folder, variant):
-    model = LlamaForCausalLM.from_pretrained(folder, torch_dtype=torch.float32,
-                                             attn_implementation="eager").eval()
+    model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32,
+                                                 attn_implementation="eager").eval()
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}"
                          for p in ("torch", "transformers", "tokenizers", "safetensors"))
     lines = [
@@ -200,10 +228,13 @@ def main():
     index = os.path.join(sharded, "model.safetensors.index.json")
     shards = sorted(set(json.load(open(index))["weight_map"].values()))
     assert len(shards) == 2, shards
+    gemma3 = save(make_gemma3(), tokenizer, "gemma3_bf16", torch.bfloat16)
     for variant in ("f32", "f16", "bf16"):
         write_golden(os.path.join(OUT, f"llama_{variant}"), variant)
+    write_golden(gemma3, "gemma3")
     convert(f16, os.path.join(OUT, "llama_f16.gguf"), "f16")
     convert(f32, os.path.join(OUT, "llama_q8_0.gguf"), "q8_0")
+    convert(gemma3, os.path.join(OUT, "gemma3_f16.gguf"), "f16")
     f32_gguf = os.path.join(OUT, "llama_f32.tmp.gguf")
     convert(f32, f32_gguf, "f32")
     import gguf  # noqa: E402
