@@ -132,6 +132,11 @@ TEST(HfFolderModel, Q4_0AtInitMatchesGgufPysQ4_0) {
   CheckSameLogits("llama_sharded", "q4_0", "llama_q4_0.gguf", 1e-4f);
 }
 
+// q4_k on rows that are not whole 256-value blocks (all of this model's) falls back to Q4_0.
+TEST(HfFolderModel, Q4_KFallsBackToQ4_0OnShortRows) {
+  CheckSameLogits("llama_f32", "q4_k", "llama_q4_0.gguf", 1e-4f);
+}
+
 // Quantizing takes the weights out of the mapped files into the smaller buffer.
 TEST(HfFolderModel, QuantizedWeightsAreTheWeightsBuffer) {
   ContextPtr q8 = CreateContext((kDir + "/llama_f32").c_str(), Limits("q8_0"));

@@ -28,7 +28,7 @@ class Model {
   // `max_prompt_bytes` of text) and the chat template. A missing or unknown template is not
   // an error (chat_template.h says why chat then fails); a tokenizer whose vocabulary differs
   // from the embedding table's rows is. `path` may be a Hugging Face folder
-  // (runtime/hf/hf_folder.h), whose weights `quantize` ("q8_0", "q4_0"; nullptr: none) may
+  // (runtime/hf/hf_folder.h), whose weights `quantize` ("q8_0", "q4_0", "q4_k"; nullptr: none) may
   // quantize; a folder whose tokenizer cannot be loaded still loads, and only the text calls
   // fail (text_status()).
   Status Load(const char* path, size_t max_prompt_bytes, const char* quantize = nullptr);

@@ -143,6 +143,7 @@ class FolderBuilder {
   Status PlanTensor(const Shard& shard, const SafetensorsEntry& e);
   void PlanSynthesized();
   void AddToTail(PlannedTensor* t);
+  DType QuantizedType(int64_t row) const;
   Status FillTail();
   void FillTensor(const PlannedTensor& t, uint8_t* out) const;
   uint64_t Fingerprint() const;
@@ -177,6 +178,15 @@ Status FolderBuilder::MapShards() {
         ParseSafetensorsHeader(map_.data() + s.offset, s.bytes, s.path.c_str(), &s.header));
   }
   return Status::Ok();
+}
+
+// The type a matrix of `row`-value rows is quantized to: the one asked for when rows are whole
+// blocks; for Q4_K's 256-value blocks, else Q4_0 (as llama-quantize falls back to a 32-value
+// type); kF32 when neither fits (the matrix is kept as stored).
+DType FolderBuilder::QuantizedType(int64_t row) const {
+  if (row % GetDTypeInfo(quant_).block_elements == 0) return quant_;
+  if (quant_ == DType::kQ4_K && row % 32 == 0) return DType::kQ4_0;
+  return DType::kF32;
 }
 
 void FolderBuilder::AddToTail(PlannedTensor* t) {
@@ -214,9 +224,9 @@ Status FolderBuilder::PlanTensor(const Shard& shard, const SafetensorsEntry& e) 
                            !(is_norm && config_.norm_offset != 0.0f);
     t.placement = as_stored ? Placement::kInPlace : Placement::kToF32;
     t.type = DType::kF32;
-  } else if (quantize_ && t.ne[0] % GetDTypeInfo(quant_).block_elements == 0) {
+  } else if (quantize_ && QuantizedType(t.ne[0]) != DType::kF32) {
     t.placement = Placement::kQuantize;
-    t.type = quant_;
+    t.type = QuantizedType(t.ne[0]);
   } else {
     t.placement = at % 4 == 0 && !quantize_ ? Placement::kInPlace : Placement::kCopy;
   }
@@ -353,9 +363,11 @@ Status ParseQuantizeName(const char* name, DType* out, bool* quantize) {
     *out = DType::kQ8_0;
   } else if (!std::strcmp(name, "q4_0")) {
     *out = DType::kQ4_0;
+  } else if (!std::strcmp(name, "q4_k")) {
+    *out = DType::kQ4_K;
   } else {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "--quantize expects q8_0 or q4_0, got '%.32s'", name);
+                         "--quantize expects q8_0, q4_0 or q4_k, got '%.32s'", name);
   }
   return Status::Ok();
 }

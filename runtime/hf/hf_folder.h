@@ -30,7 +30,8 @@ namespace staticlm::hf {
 // True when `path` names a directory (a folder to load with HfFolder).
 bool IsDirectory(const char* path);
 
-// The weight types --quantize accepts: "q8_0", "q4_0"; kInvalidArgument naming --quantize for
+// The weight types --quantize accepts: "q8_0", "q4_0", "q4_k" (rows that are not whole 256-value
+// blocks as Q4_0); kInvalidArgument naming --quantize for
 // others. nullptr or "" (no quantization) sets *out = kF32 and *quantize = false.
 Status ParseQuantizeName(const char* name, DType* out, bool* quantize);
 

@@ -43,6 +43,61 @@ void QuantizeBlockQ4_0(const float* x, uint8_t* out) {
   }
 }
 
+int Clamp(int v, int lo, int hi) {
+  return v < lo ? lo : (v > hi ? hi : v);
+}
+
+// Q4_K (dtype.h): per 32-value sub-block a scale (max − min) / 15 and a min (−min, with the
+// minimum taken with 0, as the format's minimums are subtracted), both as 6-bit multiples of
+// the super-block's f16 d and dmin; each value the nearest 4-bit code under the rounded scale
+// and min actually stored. Simpler than ggml's iterative search, so its bytes differ from
+// llama-quantize's; its values decode within a code step of the input.
+void QuantizeBlockQ4K(const float* x, uint8_t* out) {
+  float scale[8], min[8], max_scale = 0.0f, max_min = 0.0f;
+  for (int s = 0; s < 8; ++s) {
+    float lo = 0.0f, hi = 0.0f;
+    for (int k = 0; k < 32; ++k) {
+      lo = std::fmin(lo, x[32 * s + k]);
+      hi = std::fmax(hi, x[32 * s + k]);
+    }
+    scale[s] = (hi - lo) / 15.0f;
+    min[s] = -lo;
+    max_scale = std::fmax(max_scale, scale[s]);
+    max_min = std::fmax(max_min, min[s]);
+  }
+  StoreHalf(max_scale / 63.0f, out);
+  StoreHalf(max_min / 63.0f, out + 2);
+  uint16_t bits = 0;
+  std::memcpy(&bits, out, 2);
+  const float d = cpu::HalfToFloat(bits);
+  std::memcpy(&bits, out + 2, 2);
+  const float dmin = cpu::HalfToFloat(bits);
+  uint8_t* scales = out + 4;
+  uint8_t* qs = out + 16;
+  std::memset(scales, 0, 12);
+  for (int s = 0; s < 8; ++s) {
+    const int sc = d > 0.0f ? Clamp(static_cast<int>(std::lround(scale[s] / d)), 0, 63) : 0;
+    const int m = dmin > 0.0f ? Clamp(static_cast<int>(std::lround(min[s] / dmin)), 0, 63) : 0;
+    if (s < 4) {
+      scales[s] |= static_cast<uint8_t>(sc);
+      scales[s + 4] |= static_cast<uint8_t>(m);
+    } else {
+      scales[s + 4] = static_cast<uint8_t>((sc & 15) | (m & 15) << 4);
+      scales[s - 4] |= static_cast<uint8_t>((sc >> 4) << 6);
+      scales[s] |= static_cast<uint8_t>((m >> 4) << 6);
+    }
+    const float step = d * static_cast<float>(sc), offset = dmin * static_cast<float>(m);
+    for (int k = 0; k < 32; ++k) {
+      const int q =
+          step > 0.0f ? Clamp(static_cast<int>(std::lround((x[32 * s + k] + offset) / step)), 0, 15)
+                      : 0;
+      uint8_t& byte = qs[32 * (s / 2) + k];
+      byte = s % 2 == 0 ? static_cast<uint8_t>((byte & 0xF0) | q)
+                        : static_cast<uint8_t>((byte & 0x0F) | q << 4);
+    }
+  }
+}
+
 }  // namespace
 
 void ToF32(DType type, const uint8_t* in, int64_t n, float* out) {
@@ -58,7 +113,7 @@ void ToF32(DType type, const uint8_t* in, int64_t n, float* out) {
 }
 
 bool CanQuantizeTo(DType type) {
-  return type == DType::kQ8_0 || type == DType::kQ4_0;
+  return type == DType::kQ8_0 || type == DType::kQ4_0 || type == DType::kQ4_K;
 }
 
 void QuantizeRow(DType type, const float* x, int64_t n, uint8_t* out) {
@@ -68,6 +123,7 @@ void QuantizeRow(DType type, const float* x, int64_t n, uint8_t* out) {
     uint8_t* dst = out + b * info.block_bytes;
     if (type == DType::kQ8_0) QuantizeBlockQ8_0(block, dst);
     if (type == DType::kQ4_0) QuantizeBlockQ4_0(block, dst);
+    if (type == DType::kQ4_K) QuantizeBlockQ4K(block, dst);
   }
 }
 

@@ -27,7 +27,7 @@ void PrintUsage(FILE* out) {
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf), or\n"
       "                       a Hugging Face folder (config.json, *.safetensors)\n"
-      "  --quantize T         folders: quantize weight matrices at init, q8_0 or q4_0\n"
+      "  --quantize T         folders: quantize weight matrices at init: q8_0, q4_0, q4_k\n"
       "  --ctx N              max context in tokens (default 2048)\n"
       "  --chunk N            prefill chunk in tokens (default 64)\n"
       "  --kv f16|f32|q8|q4   KV cache type (default f16)\n"
