@@ -236,4 +236,39 @@ TEST(HfFolderErrors, UnknownTensor) {
               {"model.safetensors", "model.layers.0.mlp.dawn_proj.weight"});
 }
 
+// A plan file is bound to the folder's fingerprint: config.json, every shard's bytes and the
+// quantization. Changing any of them makes the plan another model's.
+TEST(HfFolderErrors, PlanFilesAreBoundToTheFolder) {
+  const std::string dir = CopyFolder("fingerprint", "llama_sharded");
+  const std::string plan = dir + "/plan.slp";
+  staticlm_limits l;
+  staticlm_limits_default(&l);
+  l.max_context = 64;
+  char error[512] = {0};
+  ASSERT_EQ(staticlm_save_plan(dir.c_str(), &l, plan.c_str(), error, sizeof(error)), STATICLM_OK)
+      << error;
+  auto create = [&](const char* quantize) {
+    staticlm_limits with_plan = l;
+    with_plan.plan_path = plan.c_str();
+    with_plan.quantize = quantize;
+    staticlm_context* ctx = nullptr;
+    Outcome o{staticlm_create(dir.c_str(), &with_plan, &ctx, error, sizeof(error)), error};
+    staticlm_destroy(ctx);
+    return o;
+  };
+  ASSERT_EQ(create(nullptr).status, STATICLM_OK) << error;
+  EXPECT_NE(create("q8_0").status, STATICLM_OK);  // another quantization: another model
+  // One weight's last byte in the second shard (its header untouched).
+  const std::string shard = dir + "/model-00002-of-00002.safetensors";
+  std::string bytes = ReadFile(shard);
+  bytes.back() = static_cast<char>(bytes.back() ^ 1);
+  WriteFile(shard, bytes);
+  EXPECT_NE(create(nullptr).status, STATICLM_OK);
+  bytes.back() = static_cast<char>(bytes.back() ^ 1);
+  WriteFile(shard, bytes);
+  ASSERT_EQ(create(nullptr).status, STATICLM_OK) << error;
+  Patch(dir + "/config.json", "\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": 1.0e-5");
+  EXPECT_NE(create(nullptr).status, STATICLM_OK);  // the same value, another file
+}
+
 }  // namespace
