@@ -11,8 +11,8 @@
 #include "platform/file_map.h"
 #include "runtime/hf/gguf_header_builder.h"
 #include "runtime/hf/hf_config.h"
+#include "runtime/hf/hf_shards.h"
 #include "runtime/hf/hf_tensor_names.h"
-#include "runtime/hf/json_fields.h"
 #include "runtime/hf/safetensors_header.h"
 #include "runtime/hf/weight_convert.h"
 #include "runtime/model/model_hash.h"
@@ -20,18 +20,8 @@
 namespace staticlm::hf {
 namespace {
 
-using ull = unsigned long long;
-
 // Tail tensors start at multiples of this (the GGUF default alignment).
 constexpr uint64_t kTailAlignment = 32;
-
-struct Shard {
-  std::string name;  // as in the index, e.g. "model-00001-of-00002.safetensors"
-  std::string path;
-  uint64_t bytes = 0;
-  uint64_t offset = 0;  // in the stitched map
-  SafetensorsHeader header;
-};
 
 // How one tensor reaches the weights buffer.
 enum class Placement { kInPlace, kToF32, kQuantize, kCopy, kSynthesized };
@@ -49,85 +39,15 @@ struct PlannedTensor {
   uint64_t bytes = 0;
 };
 
+// RMSNorm weights (GGUF names: attn_norm, ffn_norm, attn_q_norm, output_norm, …).
+bool IsNormName(const std::string& name) {
+  constexpr std::string_view kSuffix = "_norm.weight";
+  return name.size() > kSuffix.size() &&
+         std::string_view(name).substr(name.size() - kSuffix.size()) == kSuffix;
+}
+
 uint64_t RoundUp(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
-}
-
-std::string Join(const char* dir, const std::string& name) {
-  std::string p = dir;
-  if (!p.empty() && p.back() != '/') p += '/';
-  return p + name;
-}
-
-bool IsRegularFile(const std::string& path, uint64_t* bytes) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  *bytes = static_cast<uint64_t>(st.st_size);
-  return true;
-}
-
-Status ReadText(const std::string& path, FileMap* map, std::string_view* text) {
-  STATICLM_RETURN_IF_ERROR(map->Open(path.c_str()));
-  *text = std::string_view(reinterpret_cast<const char*>(map->data()), map->size());
-  return Status::Ok();
-}
-
-// A shard name from the index must be a plain file name inside the folder.
-bool IsPlainFileName(const std::string& name) {
-  return !name.empty() && name.find('/') == std::string::npos && name != "." && name != "..";
-}
-
-Status ReadIndex(const char* dir, const std::string& path, std::vector<Shard>* shards) {
-  FileMap map;
-  std::string_view text;
-  STATICLM_RETURN_IF_ERROR(ReadText(path, &map, &text));
-  Json index;
-  STATICLM_RETURN_IF_ERROR(ParseJson(text, path.c_str(), &index));
-  JsonFields fields(index, path.c_str());
-  const Json* weight_map = nullptr;
-  STATICLM_RETURN_IF_ERROR(fields.OptionalObject("weight_map", &weight_map));
-  if (weight_map == nullptr) return fields.Fail("weight_map", "is missing");
-  std::set<std::string> names;
-  for (auto it = weight_map->begin(); it != weight_map->end(); ++it) {
-    if (!it.value().is_string() || !IsPlainFileName(it.value().get<std::string>())) {
-      return Status::Error(StatusCode::kFormatError,
-                           "%s: key 'weight_map.%.80s' is not a file name in the folder",
-                           path.c_str(), it.key().c_str());
-    }
-    names.insert(it.value().get<std::string>());
-  }
-  if (names.empty()) return fields.Fail("weight_map", "lists no tensors");
-  for (const std::string& n : names) {
-    Shard s;
-    s.name = n;
-    s.path = Join(dir, n);
-    shards->push_back(std::move(s));
-  }
-  return Status::Ok();
-}
-
-Status FindShards(const char* dir, std::vector<Shard>* shards) {
-  uint64_t bytes = 0;
-  const std::string index = Join(dir, "model.safetensors.index.json");
-  const std::string single = Join(dir, "model.safetensors");
-  if (IsRegularFile(index, &bytes)) {
-    STATICLM_RETURN_IF_ERROR(ReadIndex(dir, index, shards));
-  } else if (IsRegularFile(single, &bytes)) {
-    Shard s;
-    s.name = "model.safetensors";
-    s.path = single;
-    shards->push_back(std::move(s));
-  } else {
-    return Status::Error(StatusCode::kIoError,
-                         "%s: no model.safetensors or model.safetensors.index.json", dir);
-  }
-  for (Shard& s : *shards) {
-    if (!IsRegularFile(s.path, &s.bytes)) {
-      return Status::Error(StatusCode::kIoError, "%s: shard missing (named in the index)",
-                           s.path.c_str());
-    }
-  }
-  return Status::Ok();
 }
 
 class FolderBuilder {
@@ -216,8 +136,7 @@ Status FolderBuilder::PlanTensor(const Shard& shard, const SafetensorsEntry& e) 
   t.entry = &e;
   t.type = e.dtype;
   const uint64_t at = shard.offset + shard.header.data_start + e.begin;
-  const bool is_norm =
-      t.name.size() > 12 && t.name.compare(t.name.size() - 12, 12, "_norm.weight") == 0;
+  const bool is_norm = IsNormName(t.name);
   if (e.n_dims == 1) {
     // The plan reads norms and biases as F32; Gemma's norms are stored minus one.
     const bool as_stored = e.dtype == DType::kF32 && at % 4 == 0 && !quantize_ &&
@@ -291,8 +210,7 @@ void FolderBuilder::FillTensor(const PlannedTensor& t, uint8_t* out) const {
   const int64_t row = t.ne[0], rows = t.ne[1];
   std::vector<float> values(static_cast<size_t>(row));
   const uint64_t in_row = DTypeBytes(t.entry->dtype, row), out_row = DTypeBytes(t.type, row);
-  const bool is_norm =
-      t.name.size() > 12 && t.name.compare(t.name.size() - 12, 12, "_norm.weight") == 0;
+  const bool is_norm = IsNormName(t.name);
   for (int64_t r = 0; r < rows; ++r) {
     ToF32(t.entry->dtype, src + r * in_row, row, values.data());
     if (t.placement == Placement::kToF32) {
@@ -326,7 +244,7 @@ uint64_t FolderBuilder::Fingerprint() const {
 
 Status FolderBuilder::Build(gguf::GgufFile* file, uint64_t* fingerprint, size_t* shards,
                             uint64_t* bytes) {
-  const std::string config_path = Join(dir_, "config.json");
+  const std::string config_path = JoinPath(dir_, "config.json");
   STATICLM_RETURN_IF_ERROR(ReadText(config_path, &config_map_, &config_text_));
   STATICLM_RETURN_IF_ERROR(ReadHfConfig(config_text_, config_path.c_str(), &config_, &header_));
   header_.AddU32("general.alignment", 4);
