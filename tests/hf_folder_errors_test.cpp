@@ -164,6 +164,13 @@ TEST(HfFolderErrors, ShardMissing) {
   ExpectError(Describe(dir), STATICLM_IO_ERROR, {"model-00002-of-00002.safetensors", "missing"});
 }
 
+TEST(HfFolderErrors, IndexListingATensorTheShardLacks) {
+  const std::string dir = CopyFolder("index_tensor", "llama_sharded");
+  Patch(dir + "/model.safetensors.index.json", "\"model.norm.weight\"", "\"model.norx.weight\"");
+  ExpectError(Describe(dir), STATICLM_FORMAT_ERROR,
+              {"model-0000", "no tensor 'model.norx.weight'", "index.json"});
+}
+
 TEST(HfFolderErrors, IndexNamingAFileOutsideTheFolder) {
   const std::string dir = CopyFolder("index_path", "llama_sharded");
   Patch(dir + "/model.safetensors.index.json", "\"model-00002-of-00002.safetensors\"",

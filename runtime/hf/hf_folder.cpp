@@ -96,6 +96,7 @@ Status FolderBuilder::MapShards() {
     STATICLM_RETURN_IF_ERROR(map_.MapFile(s.path.c_str(), s.offset, s.bytes));
     STATICLM_RETURN_IF_ERROR(
         ParseSafetensorsHeader(map_.data() + s.offset, s.bytes, s.path.c_str(), &s.header));
+    STATICLM_RETURN_IF_ERROR(CheckListedTensors(s));
   }
   return Status::Ok();
 }

@@ -45,6 +45,9 @@ Status ReadIndex(const char* dir, const std::string& path, std::vector<Shard>* s
     Shard s;
     s.name = n;
     s.path = JoinPath(dir, n);
+    for (auto it = weight_map->begin(); it != weight_map->end(); ++it) {
+      if (it.value().get<std::string>() == n) s.listed.push_back(it.key());
+    }
     shards->push_back(std::move(s));
   }
   return Status::Ok();
@@ -61,6 +64,19 @@ std::string JoinPath(const char* dir, const std::string& name) {
 Status ReadText(const std::string& path, FileMap* map, std::string_view* text) {
   STATICLM_RETURN_IF_ERROR(map->Open(path.c_str()));
   *text = std::string_view(reinterpret_cast<const char*>(map->data()), map->size());
+  return Status::Ok();
+}
+
+Status CheckListedTensors(const Shard& shard) {
+  std::set<std::string_view> present;
+  for (const SafetensorsEntry& e : shard.header.tensors) present.insert(e.name);
+  for (const std::string& name : shard.listed) {
+    if (present.count(name) == 0) {
+      return Status::Error(StatusCode::kFormatError,
+                           "%s: no tensor '%.80s', which model.safetensors.index.json puts here",
+                           shard.path.c_str(), name.c_str());
+    }
+  }
   return Status::Ok();
 }
 

@@ -20,6 +20,7 @@ struct Shard {
   uint64_t bytes = 0;
   uint64_t offset = 0;  // in the folder's stitched map
   SafetensorsHeader header;
+  std::vector<std::string> listed;  // the tensors the index puts in this shard
 };
 
 // "dir/name".
@@ -31,5 +32,8 @@ Status ReadText(const std::string& path, FileMap* map, std::string_view* text);
 // The folder's shards with their sizes (headers not yet read). kIoError for a folder without
 // weights or a shard the index names that is not there; kFormatError for a malformed index.
 Status FindShards(const char* dir, std::vector<Shard>* shards);
+
+// After its header is read: every tensor the index lists for `shard` is in it.
+Status CheckListedTensors(const Shard& shard);
 
 }  // namespace staticlm::hf
