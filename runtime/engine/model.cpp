@@ -29,8 +29,11 @@ Status Model::Load(const char* path, size_t max_prompt_bytes, const char* quanti
 }
 
 Status Model::InitFolderTokenizer(const char* dir, size_t max_prompt_bytes) {
-  // The hook for tokenizer.json (a parallel change): until it is there, the folder runs on
-  // token ids and every text call says why it cannot.
+  // The one place a folder's tokenizer is read: tokenizer.json (and tokenizer_config.json, with
+  // the chat template) into tokenizer_ and chat_template_, as InitTokenizerFromGguf and
+  // InitChatTemplateFromGguf do for a file. Until that reader is here, the folder runs on token
+  // ids and every text call returns text_status_, which says why; a tokenizer.json the reader
+  // refuses should end the same way (its one-line error in text_status_), not fail the load.
   (void)max_prompt_bytes;
   text_status_ =
       Status::Error(StatusCode::kUnsupported,
