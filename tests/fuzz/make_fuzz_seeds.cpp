@@ -118,7 +118,8 @@ void PlanAndSessionSeeds() {
 // A Hugging Face folder's two kinds of file (safetensors_fuzz): the tiny test folder's
 // config.json (lead byte 1), and a safetensors file of two small tensors (lead byte 0).
 void SafetensorsSeeds() {
-  const std::string config = std::string(STATICLM_SOURCE_DIR) + "/tests/models/hf/llama_f32/config.json";
+  const std::string config =
+      std::string(STATICLM_SOURCE_DIR) + "/tests/models/hf/llama_f32/config.json";
   Seed("safetensors_fuzz", "config", fuzz::ReadFileBytes(config), 1);
   const std::string header =
       "{\"__metadata__\":{\"format\":\"pt\"},"
