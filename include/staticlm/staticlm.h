@@ -102,6 +102,11 @@ typedef struct staticlm_limits {
    * (outside the tolerance). Other values are STATICLM_INVALID_ARGUMENT; CPUs without the
    * instructions keep f32 activations (staticlm_backend_description says which). */
   int32_t activation_bits;
+  /* A Hugging Face folder (model_path a directory): quantize its weight matrices at init into
+   * the weight buffer, "q8_0", "q4_0" or "q4_k" (q4_k: rows that are not whole 256-value blocks
+   * as q4_0; matrices whose rows are not whole blocks keep their type); NULL or "": use the
+   * stored F32/F16/BF16 tensors in place. An error for a GGUF file. Borrowed for the call. */
+  const char* quantize;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the

@@ -4,6 +4,7 @@
 
 #include "platform/text_sink.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/hf/hf_folder.h"
 #include "runtime/model/model_config.h"
 #include "staticlm/staticlm.h"
 
@@ -80,9 +81,10 @@ void DescribeTensorTypes(const staticlm::gguf::GgufFile& file, TextSink* sink) {
 extern "C" staticlm_status staticlm_describe_model(const char* model_path, char* out,
                                                    size_t capacity, char* error,
                                                    size_t error_capacity) {
+  staticlm::hf::HfFolder folder;
   staticlm::gguf::GgufFile file;
   staticlm::ModelConfig config;
-  Status s = file.Open(model_path);
+  Status s = staticlm::hf::OpenModelDescription(model_path, nullptr, &folder, &file);
   if (s.ok()) s = staticlm::ReadModelConfig(file, &config);
   if (!s.ok()) {
     if (error != nullptr && error_capacity > 0)
@@ -90,8 +92,17 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
     return static_cast<staticlm_status>(static_cast<int>(s.code()));
   }
   TextSink sink(out, capacity);
-  sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
-           static_cast<unsigned long long>(file.file_bytes()));
+  if (staticlm::hf::IsDirectory(model_path)) {
+    // The metadata below is what llama.cpp's converter would write for this folder.
+    sink.Add(
+        "model: %s (Hugging Face folder, %zu safetensors file%s, %llu bytes; RoPE on "
+        "halves)\n",
+        model_path, folder.shard_count(), folder.shard_count() == 1 ? "" : "s",
+        static_cast<unsigned long long>(folder.stored_bytes()));
+  } else {
+    sink.Add("model: %s (GGUF v%u, %llu bytes)\n", model_path, file.version(),
+             static_cast<unsigned long long>(file.file_bytes()));
+  }
   sink.Add(
       "architecture: %s, %d layers, width %d, %d heads, %d KV heads of %d, FFN %d, vocab %d, "
       "context %d, RoPE base %g, RMS eps %g\n",

@@ -59,6 +59,8 @@ staticlm_status staticlm_seq_token_to_text(staticlm_context* context, int32_t se
     return Record(
         context, Status::Error(StatusCode::kInvalidArgument, "sequence id outside 0..max_batch-1"));
   }
+  const staticlm::Status& text_status = context->engine.model().text_status();
+  if (!text_status.ok()) return Record(context, text_status);
   return Record(context, d->Push(context->engine.tokenizer(), token, out, capacity, n_bytes));
 }
 

@@ -68,6 +68,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->max_snapshots = in->max_snapshots;
   out->pipeline_cache_path = in->pipeline_cache_path;
   out->activation_bits = in->activation_bits;
+  out->quantize = in->quantize;
   return Status::Ok();
 }
 
@@ -127,6 +128,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->max_snapshots = 0;
   limits->pipeline_cache_path = nullptr;
   limits->activation_bits = 0;
+  limits->quantize = nullptr;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -228,6 +230,8 @@ staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, s
                                   int parse_special, int32_t* tokens, size_t capacity,
                                   size_t* n_tokens) {
   *n_tokens = 0;
+  const Status& text_status = context->engine.model().text_status();
+  if (!text_status.ok()) return Record(context, text_status);
   if (text == nullptr && text_bytes > 0) {
     return Record(context, Status::Error(StatusCode::kInvalidArgument, "text is NULL"));
   }
@@ -242,6 +246,8 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
                                      size_t capacity, size_t* n_bytes) {
   static_assert(sizeof(staticlm_chat_message) == sizeof(staticlm::ChatMessage));
   *n_bytes = 0;
+  const Status& text_status = context->engine.model().text_status();
+  if (!text_status.ok()) return Record(context, text_status);
   const auto* m = reinterpret_cast<const staticlm::ChatMessage*>(messages);
   const staticlm::ChatTemplate& t = context->engine.chat_template();
   Status s =
@@ -314,6 +320,7 @@ staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token,
                                        size_t capacity, size_t* n_bytes) {
   *n_bytes = 0;
   staticlm::Engine& e = context->engine;
+  if (!e.model().text_status().ok()) return Record(context, e.model().text_status());
   return Record(context, e.detokenizer()->Push(e.tokenizer(), token, out, capacity, n_bytes));
 }
 

@@ -5,8 +5,8 @@ namespace staticlm {
 
 Status Engine::Load(const char* model_path, const EngineLimits& limits) {
   STATICLM_RETURN_IF_ERROR(program_.SetLimits(limits));
-  STATICLM_RETURN_IF_ERROR(
-      model_.Load(model_path, static_cast<size_t>(program_.limits().max_prompt_bytes)));
+  STATICLM_RETURN_IF_ERROR(model_.Load(
+      model_path, static_cast<size_t>(program_.limits().max_prompt_bytes), limits.quantize));
   STATICLM_RETURN_IF_ERROR(program_.Build(model_));
   ComputeMemoryReport();
   return Status::Ok();

@@ -42,6 +42,9 @@ struct EngineLimits {
   const char* pipeline_cache_path = nullptr;
   // CPU: 0 (f32 activations), 16 or 8 (BackendOptions::quantized_activations).
   int32_t activation_bits = 0;
+  // A Hugging Face folder's weight quantization at init ("q8_0", "q4_0", "q4_k"); nullptr or
+  // "": none. Borrowed for the Load call.
+  const char* quantize = nullptr;
 };
 
 }  // namespace staticlm

@@ -7,15 +7,23 @@
 
 namespace staticlm {
 
-Status Model::Load(const char* path, size_t max_prompt_bytes) {
-  STATICLM_RETURN_IF_ERROR(file_.Open(path));  // its errors name the file already
-  Status s = ReadContents(max_prompt_bytes);
+Status Model::Load(const char* path, size_t max_prompt_bytes, const char* quantize) {
+  // Its errors name the file (or the folder's file) already.
+  STATICLM_RETURN_IF_ERROR(hf::OpenModelDescription(path, quantize, &folder_, &file_));
+  Status s = ReadContents(path, max_prompt_bytes);
   if (!s.ok()) return Status::Error(s.code(), "%s: %s", path, s.message());
   return Status::Ok();
 }
 
-Status Model::ReadContents(size_t max_prompt_bytes) {
+Status Model::ReadContents(const char* path, size_t max_prompt_bytes) {
   STATICLM_RETURN_IF_ERROR(ReadModelConfig(file_, &config_));
+  is_folder_ = hf::IsDirectory(path);
+  if (is_folder_) {
+    config_.rope_halves = true;  // safetensors' q and k are not permuted
+    fingerprint_ = folder_.fingerprint();
+    have_fingerprint_ = true;
+    return InitFolderTokenizer(path, max_prompt_bytes);
+  }
   STATICLM_RETURN_IF_ERROR(InitTokenizerFromGguf(file_, max_prompt_bytes, &tokenizer_));
   if (tokenizer_.vocab_size() != config_.vocab_size) {
     return Status::Error(StatusCode::kFormatError,
@@ -25,6 +33,19 @@ Status Model::ReadContents(size_t max_prompt_bytes) {
   // A base model (Gemma 3 270M) has no template, and a template may be of no known family:
   // either way plain prompts run, and chat says why not.
   return InitChatTemplateFromGguf(file_, ChatBosText(), &chat_template_);
+}
+
+Status Model::InitFolderTokenizer(const char* dir, size_t max_prompt_bytes) {
+  // The one place a folder's tokenizer is read: tokenizer.json (and tokenizer_config.json, with
+  // the chat template) into tokenizer_ and chat_template_, as InitTokenizerFromGguf and
+  // InitChatTemplateFromGguf do for a file. Until that reader is here, the folder runs on token
+  // ids and every text call returns text_status_, which says why; a tokenizer.json the reader
+  // refuses should end the same way (its one-line error in text_status_), not fail the load.
+  (void)max_prompt_bytes;
+  text_status_ =
+      Status::Error(StatusCode::kUnsupported,
+                    "%s: reading tokenizer.json is not supported yet; pass token ids", dir);
+  return Status::Ok();
 }
 
 std::string_view Model::ChatBosText() const {

@@ -15,6 +15,7 @@
 
 #include "platform/status.h"
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/hf/hf_folder.h"
 #include "runtime/model/model_config.h"
 #include "runtime/tokenizer/chat_template.h"
 #include "runtime/tokenizer/tokenizer.h"
@@ -26,8 +27,16 @@ class Model {
   // Init: maps `path`, reads the config, the tokenizer (whose Encode takes up to
   // `max_prompt_bytes` of text) and the chat template. A missing or unknown template is not
   // an error (chat_template.h says why chat then fails); a tokenizer whose vocabulary differs
-  // from the embedding table's rows is.
-  Status Load(const char* path, size_t max_prompt_bytes);
+  // from the embedding table's rows is. `path` may be a Hugging Face folder
+  // (runtime/hf/hf_folder.h), whose weights `quantize` ("q8_0", "q4_0", "q4_k"; nullptr: none) may
+  // quantize; a folder whose tokenizer cannot be loaded still loads, and only the text calls
+  // fail (text_status()).
+  Status Load(const char* path, size_t max_prompt_bytes, const char* quantize = nullptr);
+
+  // Why text cannot be tokenized (a folder without a tokenizer staticlm can read), else Ok.
+  // Token ids run either way.
+  const Status& text_status() const { return text_status_; }
+  bool is_folder() const { return is_folder_; }
 
   // Init: forces the chat format `name` ("chatml", "gemma"), or with nullptr or "" goes back
   // to the file's template. Allocates. kInvalidArgument for an unknown name.
@@ -46,11 +55,18 @@ class Model {
 
  private:
   // Load after the file is open: config, tokenizer, chat template (errors without the path).
-  Status ReadContents(size_t max_prompt_bytes);
+  Status ReadContents(const char* path, size_t max_prompt_bytes);
   // What the chat template writes for {{ bos_token }}: nothing when the tokenizer prepends BOS.
   std::string_view ChatBosText() const;
 
+  // Init: the folder's tokenizer (tokenizer.json, tokenizer_config.json): the one place a
+  // folder's tokenizer and chat template are read.
+  Status InitFolderTokenizer(const char* dir, size_t max_prompt_bytes);
+
+  hf::HfFolder folder_;  // a folder's mapping (file_ points into it); unused for a GGUF file
   gguf::GgufFile file_;
+  Status text_status_;
+  bool is_folder_ = false;
   ModelConfig config_;
   Tokenizer tokenizer_;
   ChatTemplate chat_template_;

@@ -24,6 +24,7 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   if (this == &other) return *this;
   Reset();
   map_ = std::move(other.map_);
+  owned_header_ = std::move(other.owned_header_);
   file_data_ = other.file_data_;
   file_bytes_ = other.file_bytes_;
   version_ = other.version_;
@@ -58,8 +59,25 @@ Status GgufFile::Parse(const uint8_t* data, size_t size) {
   return s;
 }
 
+Status GgufFile::AdoptHeader(std::vector<uint8_t> header, const uint8_t* data,
+                             uint64_t data_bytes) {
+  Reset();
+  owned_header_ = std::move(header);
+  uint64_t infos_end = 0;
+  Status s = ParseHeaderBytes(owned_header_.data(), owned_header_.size(), &infos_end);
+  if (s.ok()) {
+    tensor_data_offset_ = 0;
+    tensor_data_ = data;
+    tensor_data_bytes_ = data_bytes;
+    s = PlaceTensors(tensor_data_, tensor_data_bytes_, alignment_, &tensors_);
+  }
+  if (!s.ok()) Reset();
+  return s;
+}
+
 void GgufFile::Reset() {
   map_.Close();
+  owned_header_ = {};
   file_data_ = nullptr;
   file_bytes_ = 0;
   version_ = 0;
@@ -73,7 +91,8 @@ void GgufFile::Reset() {
   tensor_order_.clear();
 }
 
-Status GgufFile::ParseBytes(const uint8_t* data, size_t size) {
+// Magic, metadata and tensor infos; `infos_end` is where the infos end.
+Status GgufFile::ParseHeaderBytes(const uint8_t* data, size_t size, uint64_t* infos_end) {
   if (size == 0) return Status::Error(StatusCode::kFormatError, "not a GGUF file: it is empty");
   file_data_ = data;
   file_bytes_ = size;
@@ -93,10 +112,15 @@ Status GgufFile::ParseBytes(const uint8_t* data, size_t size) {
   names.clear();
   for (const TensorInfo& t : tensors_) names.push_back(t.name);
   STATICLM_RETURN_IF_ERROR(SortUniqueNames(names, "tensor", &tensor_order_));
+  *infos_end = r.pos();
+  return Status::Ok();
+}
 
+Status GgufFile::ParseBytes(const uint8_t* data, size_t size) {
+  uint64_t infos_end = 0;
+  STATICLM_RETURN_IF_ERROR(ParseHeaderBytes(data, size, &infos_end));
   // The data section starts at the first multiple of the alignment after the infos. A file
   // without tensors may end before that padding.
-  uint64_t infos_end = r.pos();
   uint64_t data_start = (infos_end + alignment_ - 1) / alignment_ * alignment_;
   if (data_start > file_bytes_) {
     if (!tensors_.empty()) {

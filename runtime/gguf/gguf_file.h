@@ -62,6 +62,13 @@ class GgufFile {
   // or tensor type staticlm does not handle); messages start with the path.
   Status Open(const char* path);
 
+  // Parses a GGUF header held in `header` (magic, metadata, tensor infos; no data section),
+  // which this object keeps, and places its tensors in [data, data + data_bytes), memory the
+  // caller keeps valid for this object's lifetime: how a Hugging Face folder's mapped
+  // safetensors become the same model description a GGUF file gives (runtime/hf/hf_folder.h).
+  // file_data() is then the header. Same errors as Parse.
+  Status AdoptHeader(std::vector<uint8_t> header, const uint8_t* data, uint64_t data_bytes);
+
   // Parses borrowed bytes (tests, fuzzing). Does not copy or take ownership: `data` must
   // outlive this object. Same errors as Open, without the path.
   Status Parse(const uint8_t* data, size_t size);
@@ -98,10 +105,12 @@ class GgufFile {
 
  private:
   Status ParseBytes(const uint8_t* data, size_t size);
+  Status ParseHeaderBytes(const uint8_t* data, size_t size, uint64_t* infos_end);
   Status ReadAlignment();
   void Reset();
 
   FileMap map_;
+  std::vector<uint8_t> owned_header_;  // AdoptHeader's bytes (a vector's move keeps them put)
   const uint8_t* file_data_ = nullptr;
   uint64_t file_bytes_ = 0;
   uint32_t version_ = 0;

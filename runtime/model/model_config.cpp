@@ -152,6 +152,7 @@ Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config) {
                          static_cast<long long>(embd->ne[0]), static_cast<long long>(embd->ne[1]));
   }
   c.vocab_size = static_cast<int32_t>(embd->ne[1]);
+  c.rope_halves = c.arch->rope_halves;
   *config = c;
   return Status::Ok();
 }

@@ -28,6 +28,10 @@ struct ModelConfig {
   int32_t sliding_window = 0;
   // <arch>.attention.sliding_window_pattern, else the family's (Architecture::swa_pattern).
   int32_t sliding_window_pattern = 0;
+  // RoPE rotates halves (x[i], x[i + d/2]) rather than adjacent pairs: the family's default
+  // for a GGUF file (Architecture::rope_halves, which says whether the converter permuted q
+  // and k), always true for a Hugging Face folder, whose q and k are never permuted.
+  bool rope_halves = false;
 
   // Whether layer `layer` attends over the model's sliding window (in transformers' model; the
   // cache that serves it is the engine's choice): every layer but each pattern-th one.

@@ -244,7 +244,7 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   rope.n_kv_heads = c_.n_kv_heads;
   rope.head_dim = c_.head_dim;
   rope.rope_base = c_.LayerRopeBase(layer);
-  rope.rope_halves = arch.rope_halves;
+  rope.rope_halves = c_.rope_halves;
   AddOp(OpKind::kRope, {}, {q}, rope);
   AddOp(OpKind::kRope, {}, {k}, rope);
   uint32_t store = AddOp(OpKind::kKvStore, {k, v}, {}, heads);
@@ -413,7 +413,7 @@ Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
     return Status::Error(StatusCode::kInvalidArgument, "window %d exceeds the context %d",
                          limits.window, limits.max_context);
   }
-  if (limits.sinks > 0 && config.arch->rope_halves) {
+  if (limits.sinks > 0 && config.rope_halves) {
     return Status::Error(StatusCode::kUnsupported,
                          "sinks are not supported for %s (its RoPE "
                          "rotates halves)",

@@ -115,6 +115,25 @@ void PlanAndSessionSeeds() {
 
 }  // namespace
 
+// A Hugging Face folder's two kinds of file (safetensors_fuzz): the tiny test folder's
+// config.json (lead byte 1), and a safetensors file of two small tensors (lead byte 0).
+void SafetensorsSeeds() {
+  const std::string config =
+      std::string(STATICLM_SOURCE_DIR) + "/tests/models/hf/llama_f32/config.json";
+  Seed("safetensors_fuzz", "config", fuzz::ReadFileBytes(config), 1);
+  const std::string header =
+      "{\"__metadata__\":{\"format\":\"pt\"},"
+      "\"model.layers.0.input_layernorm.weight\":{\"dtype\":\"F32\",\"shape\":[4],"
+      "\"data_offsets\":[0,16]},"
+      "\"model.embed_tokens.weight\":{\"dtype\":\"BF16\",\"shape\":[2,4],"
+      "\"data_offsets\":[16,32]}}";
+  Bytes file(8, 0);
+  file[0] = static_cast<uint8_t>(header.size());
+  file.insert(file.end(), header.begin(), header.end());
+  for (int i = 0; i < 32; ++i) file.push_back(static_cast<uint8_t>(i * 7));
+  Seed("safetensors_fuzz", "tiny", file, 0);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: make_fuzz_seeds DIR\n");
@@ -125,5 +144,6 @@ int main(int argc, char** argv) {
   TokenizerSeeds();
   ChatTemplateSeeds();
   PlanAndSessionSeeds();
+  SafetensorsSeeds();
   return 0;
 }

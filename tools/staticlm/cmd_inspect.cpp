@@ -15,8 +15,10 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
   auto mib = [](uint64_t b) { return b / 1048576.0; };
   std::printf("planned memory (ctx %d, chunk %d, batch %d, kv %s):\n", o.limits.max_context,
               o.limits.prefill_chunk, o.limits.max_batch, KvName(o.limits.kv_type));
-  std::printf("  %-10s %14llu bytes %10.2f MiB  (mapped from the file)\n", "weights",
-              static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes));
+  const bool quantized = o.limits.quantize != nullptr && o.limits.quantize[0] != '\0';
+  std::printf("  %-10s %14llu bytes %10.2f MiB  (%s)\n", "weights",
+              static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes),
+              quantized ? "quantized at init" : "mapped from the file");
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "kv_cache",
               static_cast<unsigned long long>(m.kv_cache_bytes), mib(m.kv_cache_bytes));
   if (m.kv_ring_bytes > 0) {

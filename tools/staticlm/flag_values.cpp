@@ -124,6 +124,9 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
     ok = ParseI32(flag, value, 0, 1 << 24, &limits->global_every);
   } else if (std::strcmp(flag, "--activations") == 0) {
     ok = ParseActivations(value, &limits->activation_bits);
+  } else if (std::strcmp(flag, "--quantize") == 0) {
+    // Checked against the model at load (a GGUF file refuses it; a folder knows the types).
+    limits->quantize = value;
   } else if (std::strcmp(flag, "--sinks") == 0) {
     ok = ParseI32(flag, value, 1, 1 << 24, &limits->sinks);
   } else {
