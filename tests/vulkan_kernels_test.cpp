@@ -302,6 +302,7 @@ struct CacheCase {
   int32_t group = 8;  // q4's kv_group
   int32_t heads = 6, kv_heads = 2;
   int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
+  bool force_tiled = false;  // prefill on the tiled kernel whatever the dispatcher would choose
   // The RoPE the queries and keys get first: rotate-half (Gemma) or adjacent pairs, and base.
   bool rope_halves = false;
   float rope_base = 10000.0f;
@@ -414,8 +415,8 @@ void RunCacheCase(const CacheCase& cc) {
   h.Allocate();
   // Prefill plans (rows of one sequence) run the tiled kernel, decode and batched plans the
   // split one, and so does head size 256 (vk_dispatch.cpp keeps it off the tiled kernel).
-  const bool tiled = chunk > 1 && !cc.rows_are_sequences && cc.hd <= 128;
-  const std::string shader = FirstShader(h, cc.style, "attention_");
+  const bool tiled = chunk > 1 && !cc.rows_are_sequences && (cc.hd <= 128 || cc.force_tiled);
+  const std::string shader = FirstShader(h, cc.style, "attention_", cc.force_tiled);
   EXPECT_EQ(shader.rfind(tiled ? "attention_tiled_" : "attention_split_", 0), 0u) << shader;
   if (tiled) {
     EXPECT_EQ(shader.substr(shader.size() - 4), cc.style == 1 ? "_w64" : "w128");
@@ -426,7 +427,7 @@ void RunCacheCase(const CacheCase& cc) {
   // Random bytes everywhere in the cache: a slot read before it is written shows.
   std::mt19937 rng(53);
   for (uint8_t& byte : h.bytes[int(BufferId::kKvCache)]) byte = uint8_t(rng() % 61);
-  RUN_OR_SKIP(r, h, cc.steps, cc.style);
+  RUN_OR_SKIP(r, h, cc.steps, cc.style, 0, cc.force_tiled);
   ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
   for (size_t i = 0; i < cc.steps.size(); ++i) {
     const StepParams& step = cc.steps[i];
@@ -926,6 +927,29 @@ TEST(VulkanKernelsTest, HeadSize256MultiQueryHybridCache) {
   batched.rows_are_sequences = true;
   batched.steps = BatchedSteps(true, &storage);
   RunCacheCase(batched);
+}
+
+// Head size 256 far past llvmpipe's loop budget (65,535 loop iterations per invocation, shared
+// by all of its loops): prefill chunks of 64 rows up to 640 keys, on the tiled kernel in both
+// workgroup forms. A 64-row chunk at position 448 reaching past ~460 keys gave wrong rows
+// when that kernel's head-wide loops ran 64 iterations per key.
+TEST(VulkanKernelsTest, HeadSize256TiledLongPrefill) {
+  for (int style : {0, 1}) {
+    SCOPED_TRACE("style " + std::to_string(style));
+    CacheCase cc;
+    cc.kv = DType::kF32;
+    cc.hd = 256;
+    cc.heads = 4;
+    cc.kv_heads = 1;
+    cc.chunk = 64;
+    cc.max_context = 640;
+    cc.style = style;
+    cc.force_tiled = true;
+    cc.rope_halves = true;
+    cc.rope_base = 1e6f;
+    for (int32_t p = 0; p < cc.max_context; p += cc.chunk) cc.steps.push_back({cc.chunk, p});
+    RunCacheCase(cc);
+  }
 }
 
 // Bad steps fail with a status on the device as on the CPU: a sequence twice, an id outside

@@ -469,7 +469,7 @@ struct Translator {
     // shader invocation after 65,535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS,
     // shared by all loops), and that variant's head-wide loops are not unrolled (64 iterations
     // per key, twice). Split gives each invocation a share of the keys.
-    const bool tiled_head_size = p.head_dim <= 128;
+    const bool tiled_head_size = p.head_dim <= 128 || options.force_tiled_attention;
     if (rows > 1 && !plan.limits.rows_are_sequences && group_heads <= group && tiled_head_size) {
       char shader[40];
       std::snprintf(shader, sizeof(shader), "attention_tiled_%s_hd%d_w%u", type, hd_variant, group);

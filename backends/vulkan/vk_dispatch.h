@@ -62,6 +62,8 @@ struct DispatchOptions {
   // hold is split over several dispatches, each binding whole rows of it.
   uint64_t max_storage_range = UINT64_MAX;
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
+  // Tests: prefill attention (rows of one sequence) always on the tiled kernel.
+  bool force_tiled_attention = false;
 };
 
 // Appends the dispatches of `plan` to `out`; `scratch_bytes` grows to what its attention

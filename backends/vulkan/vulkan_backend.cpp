@@ -81,6 +81,7 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   dispatch_options.max_group_count_x = info.max_group_count_x;
   dispatch_options.storage_offset_align = info.storage_offset_align;
   dispatch_options.max_storage_range = info.max_storage_range;
+  dispatch_options.force_tiled_attention = test_.force_tiled_attention;
   if (test_.max_storage_binding != 0) {
     dispatch_options.max_storage_range =
         std::min(dispatch_options.max_storage_range, test_.max_storage_binding);
