@@ -413,9 +413,14 @@ void RunCacheCase(const CacheCase& cc) {
     h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
   }
   h.Allocate();
-  // Prefill plans (rows of one sequence) run the tiled kernel, decode and batched plans the
-  // split one, and so does head size 256 (vk_dispatch.cpp keeps it off the tiled kernel).
-  const bool tiled = chunk > 1 && !cc.rows_are_sequences && (cc.hd <= 128 || cc.force_tiled);
+  // Prefill plans (rows of one sequence) run the tiled kernel where its loops fit llvmpipe's
+  // budget (vk_loop_budget.h), decode and batched plans the split one.
+  const int hd_variant = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
+  vulkan::AttentionLoopShape shape{hd_variant, q8, uint64_t(cc.sinks)};
+  const uint64_t group = cc.style == 1 ? 64 : 128;
+  const bool tiled_fits = vulkan::TiledLoopIterations(shape, uint64_t(slots), group) <=
+                          vulkan::kLlvmpipeLoopBudget * 15 / 16;
+  const bool tiled = chunk > 1 && !cc.rows_are_sequences && (tiled_fits || cc.force_tiled);
   const std::string shader = FirstShader(h, cc.style, "attention_", cc.force_tiled);
   EXPECT_EQ(shader.rfind(tiled ? "attention_tiled_" : "attention_split_", 0), 0u) << shader;
   if (tiled) {
@@ -872,8 +877,7 @@ TEST(VulkanKernelsTest, GeluMul) {
 }
 
 // Gemma 3 270M's attention: head size 256, four query heads over one KV head, rotate-half RoPE,
-// a sliding ring (base 1e4) and a static global cache (base 1e6); prefill plans (split: the
-// dispatcher keeps head size 256 off the tiled kernel, see Attention in vk_dispatch.cpp) and
+// a sliding ring (base 1e4) and a static global cache (base 1e6); prefill plans (tiled) and
 // decode plans, f16, f32 and q4 caches, and batched rows. Not q8:
 // its kernels hold a 256-wide head in float arrays (the Hadamard transform), which lavapipe
 // compiles, at the first step, for longer than the step's time limit on a cold shader cache.
