@@ -27,7 +27,8 @@ struct Pair {
 };
 
 inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0,
-                    uint64_t max_binding = 0, bool force_tiled = false) {
+                    uint64_t max_binding = 0, bool force_tiled = false,
+                    uint32_t splits_budget = 0) {
   Pair p;
   BackendOptions options;
   options.reference_kernels = true;
@@ -39,6 +40,7 @@ inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, 
   test.force_matmul_style = style;
   test.max_storage_binding = max_binding;
   test.force_tiled_attention = force_tiled;
+  test.attention_splits_budget = splits_budget;
   vulkan::VulkanBackend vk(BackendOptions{}, test);
   p.gpu = RunPlan(vk, h, steps);
   if (!p.gpu.status.ok() && p.gpu.status.code() == StatusCode::kUnsupported &&

@@ -303,6 +303,7 @@ struct CacheCase {
   int32_t heads = 6, kv_heads = 2;
   int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
   bool force_tiled = false;  // prefill on the tiled kernel whatever the dispatcher would choose
+  uint32_t splits_budget = 0;  // DispatchOptions::attention_splits_budget unless 0 (1: few splits)
   // The RoPE the queries and keys get first: rotate-half (Gemma) or adjacent pairs, and base.
   bool rope_halves = false;
   float rope_base = 10000.0f;
@@ -432,7 +433,7 @@ void RunCacheCase(const CacheCase& cc) {
   // Random bytes everywhere in the cache: a slot read before it is written shows.
   std::mt19937 rng(53);
   for (uint8_t& byte : h.bytes[int(BufferId::kKvCache)]) byte = uint8_t(rng() % 61);
-  RUN_OR_SKIP(r, h, cc.steps, cc.style, 0, cc.force_tiled);
+  RUN_OR_SKIP(r, h, cc.steps, cc.style, 0, cc.force_tiled, cc.splits_budget);
   ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
   for (size_t i = 0; i < cc.steps.size(); ++i) {
     const StepParams& step = cc.steps[i];
@@ -952,6 +953,26 @@ TEST(VulkanKernelsTest, HeadSize256TiledLongPrefill) {
     cc.rope_halves = true;
     cc.rope_base = 1e6f;
     for (int32_t p = 0; p < cc.max_context; p += cc.chunk) cc.steps.push_back({cc.chunk, p});
+    RunCacheCase(cc);
+  }
+}
+
+// Decode far into a 4,096-key cache with the split kernel asked for one part per row: one
+// invocation over every key would run ~4,096 × 131 loop iterations at head size 256 (~4,096 ×
+// 35 at 64), past llvmpipe's budget; the dispatcher cuts the span into as many parts as the
+// budget needs (vk_loop_budget.h). The cache's unwritten slots hold random finite values.
+TEST(VulkanKernelsTest, SplitDecodeLongContextWithinLoopBudget) {
+  for (int32_t hd : {256, 64}) {
+    SCOPED_TRACE("head size " + std::to_string(hd));
+    CacheCase cc;
+    cc.kv = DType::kF32;
+    cc.hd = hd;
+    cc.heads = hd == 256 ? 4 : 6;
+    cc.kv_heads = hd == 256 ? 1 : 2;
+    cc.chunk = 1;
+    cc.max_context = 4096;
+    cc.splits_budget = 1;
+    cc.steps = {{1, 0}, {1, 2047}, {1, 4095}};
     RunCacheCase(cc);
   }
 }

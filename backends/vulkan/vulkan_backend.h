@@ -29,6 +29,7 @@ struct VulkanTestOptions {
   // weights are split over several dispatches as a large model's would be.
   uint64_t max_storage_binding = 0;
   bool force_tiled_attention = false;  // DispatchOptions::force_tiled_attention
+  uint32_t attention_splits_budget = 0;  // 0: the default; else DispatchOptions' (1: few splits)
 };
 
 class VulkanBackend final : public Backend {
