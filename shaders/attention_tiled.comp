@@ -21,9 +21,9 @@ layout(local_size_x = WG) in;
 // iteration (an unrolled inner loop). Why the step matters: llvmpipe ends every loop of an
 // invocation once all of its loops together have run 65,535 iterations (gallivm's
 // LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation), so the iterations per key bound
-// the keys one invocation can walk: 1 + 2 · HD4 / HD_STEP per key (17 at HD 256, 1 unrolled).
-// vk_dispatch.cpp counts them (TiledLoopIterations) and falls back to attention_split where a
-// plan could exceed the budget.
+// the keys one invocation can walk: 1 + 2 · (HD4 / HD_STEP + 1) per key (a loop's exit costs
+// one; 19 at HD 256). vk_loop_budget.cpp counts them (TiledLoopIterations: change it with
+// these loops) and vk_dispatch.cpp takes attention_split where a plan could exceed the budget.
 #if HD > 128
 #define HD_UNROLL [[dont_unroll]]
 #define HD_STEP 8u

@@ -302,7 +302,7 @@ struct CacheCase {
   int32_t group = 8;  // q4's kv_group
   int32_t heads = 6, kv_heads = 2;
   int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
-  bool force_tiled = false;  // prefill on the tiled kernel whatever the dispatcher would choose
+  bool force_tiled = false;    // prefill on the tiled kernel whatever the dispatcher would choose
   uint32_t splits_budget = 0;  // DispatchOptions::attention_splits_budget unless 0 (1: few splits)
   // The RoPE the queries and keys get first: rotate-half (Gemma) or adjacent pairs, and base.
   bool rope_halves = false;
@@ -975,6 +975,61 @@ TEST(VulkanKernelsTest, SplitDecodeLongContextWithinLoopBudget) {
     cc.steps = {{1, 0}, {1, 2047}, {1, 4095}};
     RunCacheCase(cc);
   }
+}
+
+// The attention dispatches of a plan of one f16 attention op over a static cache of `slots`
+// (no device needed), and the translation's status.
+std::vector<vulkan::Dispatch> AttentionDispatches(int32_t hd, int32_t heads, int32_t kv_heads,
+                                                  int32_t chunk, int32_t slots, Status* status) {
+  PlanHarness h(chunk, slots);
+  uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "q");
+  uint32_t kc = h.Tensor(BufferId::kKvCache, DType::kF16, {kv_heads, slots, hd}, "k cache");
+  uint32_t vc = h.Tensor(BufferId::kKvCache, DType::kF16, {kv_heads, slots, hd}, "v cache");
+  uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {heads, slots}, "scores");
+  uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "o");
+  OpParams p;
+  p.n_heads = heads;
+  p.n_kv_heads = kv_heads;
+  p.head_dim = hd;
+  p.scale = 1.0f / std::sqrt(float(hd));
+  p.cache_slots = slots;
+  h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
+  h.Allocate();
+  std::vector<vulkan::Dispatch> all = TranslateWithStyle(h, 0, status), attention;
+  for (const vulkan::Dispatch& d : all) {
+    if (std::strncmp(d.shader, "attention_", 10) == 0) attention.push_back(d);
+  }
+  return attention;
+}
+
+// The dispatcher's choice follows llvmpipe's loop budget (vk_loop_budget.h): Gemma 3's head
+// size 256 prefills tiled over a short cache, split over a long one with parts each within
+// the budget (decode too), and a cache no 256 parts can cover is refused with a reason.
+TEST(VulkanKernelsTest, AttentionKernelChoiceFollowsLoopBudget) {
+  const uint64_t allowance = vulkan::kLlvmpipeLoopBudget * 15 / 16;
+  const vulkan::AttentionLoopShape hd256{256, false, 0};
+  // The counts: tiled at 19 iterations a key plus its tiles', split at 131 a key.
+  EXPECT_EQ(vulkan::TiledLoopIterations(hd256, 8, 128) - vulkan::TiledLoopIterations(hd256, 0, 128),
+            8u * 19u + 9u);
+  EXPECT_EQ(vulkan::SplitLoopIterations(hd256, 1) - vulkan::SplitLoopIterations(hd256, 0), 131u);
+  for (int32_t chunk : {64, 1}) {
+    for (int32_t slots : {512, 2048, 4096, 32768}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + ", slots " + std::to_string(slots));
+      Status status;
+      std::vector<vulkan::Dispatch> d = AttentionDispatches(256, 4, 1, chunk, slots, &status);
+      ASSERT_TRUE(status.ok()) << status.message();
+      ASSERT_FALSE(d.empty());
+      const bool tiled = std::strncmp(d[0].shader, "attention_tiled_", 16) == 0;
+      EXPECT_EQ(tiled, chunk > 1 && slots <= 2048) << d[0].shader;
+      if (tiled) continue;
+      const uint64_t parts = d[0].pc.e, keys = (uint64_t(slots) + parts - 1) / parts;
+      EXPECT_LE(vulkan::SplitLoopIterations(hd256, keys), allowance) << parts << " parts";
+    }
+  }
+  Status status;
+  AttentionDispatches(256, 4, 1, 1, 131072, &status);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(std::strstr(status.message(), "loop budget"), nullptr) << status.message();
 }
 
 // Bad steps fail with a status on the device as on the CPU: a sequence twice, an id outside

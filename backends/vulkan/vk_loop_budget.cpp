@@ -3,7 +3,9 @@
 namespace staticlm::vulkan {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t CeilDiv(uint64_t a, uint64_t b) {
+  return (a + b - 1) / b;
+}
 
 // A loop of n trips runs n + 1 iterations in llvmpipe: the last one finds every invocation
 // gone (break) and only then leaves, at the back-edge, where the counter is decremented.
