@@ -17,12 +17,28 @@
 #define HD4 (HD / 4)
 layout(local_size_x = WG) in;
 // Loops over a head's vec4s: unrolled (q and o then stay in registers) up to 128 wide; wider,
-// lavapipe's compile of the unrolled form takes minutes.
+// lavapipe's compile of the unrolled form takes minutes, so they step HD_STEP vec4s per
+// iteration (an unrolled inner loop). Why the step matters: llvmpipe ends every loop of an
+// invocation once all of its loops together have run 65,535 iterations (gallivm's
+// LP_MAX_TGSI_LOOP_ITERATIONS, one counter per invocation), so the iterations per key bound
+// the keys one invocation can walk: 1 + 2 · (HD4 / HD_STEP + 1) per key (a loop's exit costs
+// one; 19 at HD 256). vk_loop_budget.cpp counts them (TiledLoopIterations: change it with
+// these loops) and vk_dispatch.cpp takes attention_split where a plan could exceed the budget.
 #if HD > 128
 #define HD_UNROLL [[dont_unroll]]
+#define HD_STEP 8u
 #else
 #define HD_UNROLL [[unroll]]
+#define HD_STEP HD4
 #endif
+// for (i = 0 … HD4 − 1) BODY, as HD4 / HD_STEP loop iterations.
+#define FOR_HEAD(i, BODY)                                     \
+  HD_UNROLL for (uint i##0 = 0u; i##0 < HD4; i##0 += HD_STEP) { \
+    [[unroll]] for (uint i##1 = 0u; i##1 < HD_STEP; ++i##1) {  \
+      uint i = i##0 + i##1;                                   \
+      BODY                                                    \
+    }                                                         \
+  }
 
 #include "kv_read.glsl"
 
@@ -73,13 +89,13 @@ void attend(uint first, uint count, uint lo, uint hi) {
     uint t = first + j;
     if (t < lo || t > hi) continue;
     float dot_qk = 0.0;  // summed in the order of the elements, as the reference
-    HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+    FOR_HEAD(i, {
       vec4 k = k_tile[j * HD4 + i];
       dot_qk += q[i].x * k.x;
       dot_qk += q[i].y * k.y;
       dot_qk += q[i].z * k.z;
       dot_qk += q[i].w * k.w;
-    }
+    })
 #if KV_TYPE == 2
     dot_qk *= k_scales[j];
     float v_scale = v_scales[j];
@@ -87,16 +103,14 @@ void attend(uint first, uint count, uint lo, uint hi) {
     float v_scale = 1.0;
 #endif
     float score = dot_qk * pc.fa;
-    if (score > m) {  // rescale only when the max grows (else the factor would be exactly 1)
-      float correction = exp(m - score);
-      l *= correction;
-      HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] *= correction;
-      m = score;
-    }
-    float p = exp(score - m);
-    l += p;
+    // The rescale goes with the accumulation, in one loop (one loop's iterations per key):
+    // the factor is exactly 1 unless the max grows.
+    float m_new = max(m, score);
+    float correction = exp(m - m_new), p = exp(score - m_new);
+    l = l * correction + p;
     float pv = p * v_scale;
-    HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] += pv * v_tile[j * HD4 + i];
+    FOR_HEAD(i, { o[i] = o[i] * correction + pv * v_tile[j * HD4 + i]; })
+    m = m_new;
   }
 }
 
@@ -111,11 +125,9 @@ void load_query(uint qi, uint r, bool sinks) {
   for (uint d = 0u; d < HD; ++d) x[d] = d < hd ? uintBitsToFloat(b0[qi + d]) : 0.0;
   if (sinks) rotate_for_sinks(x, r, hd);
   hadamard(x, hd);
-  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
-    q[i] = vec4(x[4u * i], x[4u * i + 1u], x[4u * i + 2u], x[4u * i + 3u]);
-  }
+  FOR_HEAD(i, { q[i] = vec4(x[4u * i], x[4u * i + 1u], x[4u * i + 2u], x[4u * i + 3u]); })
 #else
-  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+  FOR_HEAD(i, {
     uint d = 4u * i;
     vec4 x = vec4(0.0);
     if (d < hd) {  // head_dim is even: whole pairs
@@ -127,7 +139,7 @@ void load_query(uint qi, uint r, bool sinks) {
       if (sinks) x.zw = rotate_pair_for_sinks(x.zw, r, d / 2u + 1u, hd);
     }
     q[i] = x;
-  }
+  })
 #endif
 }
 
@@ -149,7 +161,7 @@ void main() {
   uint last_position = row_position(r_last);
   Attended first = kv_attended(row_position(r0)), last = kv_attended(last_position);
   uint qi = pc.base0 + (r * pc.a + h) * hd;
-  HD_UNROLL for (uint i = 0u; i < HD4; ++i) o[i] = vec4(0.0);
+  FOR_HEAD(i, { o[i] = vec4(0.0); })
   if (last.sink_end > 0u) {
     load_query(qi, r, span.sink_end > 0u);
     for (uint t0 = 0u; t0 < last.sink_end; t0 += TILE) {
@@ -173,16 +185,16 @@ void main() {
   uint out_i = pc.base3 + (r * pc.a + h) * hd;
 #if KV_TYPE == 2
   float y[HD];
-  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+  FOR_HEAD(i, {
     y[4u * i] = o[i].x;
     y[4u * i + 1u] = o[i].y;
     y[4u * i + 2u] = o[i].z;
     y[4u * i + 3u] = o[i].w;
-  }
+  })
   hadamard(y, hd);  // back to the plain basis
   for (uint d = 0u; d < hd; ++d) b3[out_i + d] = floatBitsToUint(y[d] / l);
 #else
-  HD_UNROLL for (uint i = 0u; i < HD4; ++i) {
+  FOR_HEAD(i, {
     uint d = 4u * i;
     if (d < hd) {
       b3[out_i + d] = floatBitsToUint(o[i].x / l);
@@ -192,6 +204,6 @@ void main() {
       b3[out_i + d + 2u] = floatBitsToUint(o[i].z / l);
       b3[out_i + d + 3u] = floatBitsToUint(o[i].w / l);
     }
-  }
+  })
 #endif
 }

@@ -27,7 +27,8 @@ struct Pair {
 };
 
 inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, int style = 0,
-                    uint64_t max_binding = 0) {
+                    uint64_t max_binding = 0, bool force_tiled = false,
+                    uint32_t splits_budget = 0) {
   Pair p;
   BackendOptions options;
   options.reference_kernels = true;
@@ -38,6 +39,8 @@ inline Pair RunBoth(const PlanHarness& h, const std::vector<StepParams>& steps, 
   test.validation = true;
   test.force_matmul_style = style;
   test.max_storage_binding = max_binding;
+  test.force_tiled_attention = force_tiled;
+  test.attention_splits_budget = splits_budget;
   vulkan::VulkanBackend vk(BackendOptions{}, test);
   p.gpu = RunPlan(vk, h, steps);
   if (!p.gpu.status.ok() && p.gpu.status.code() == StatusCode::kUnsupported &&
@@ -73,7 +76,8 @@ inline void ExpectClose(const std::vector<float>& want, const std::vector<float>
 // The dispatches of `h`'s plan translated with `style` (and lavapipe's 16-byte storage offset
 // alignment), the translation's status in *status.
 inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, int style,
-                                                        Status* status, uint64_t max_binding = 0) {
+                                                        Status* status, uint64_t max_binding = 0,
+                                                        bool force_tiled = false) {
   vulkan::RopeRows rope;
   rope.AddPlan(h.plan);
   std::vector<vulkan::Dispatch> dispatches;
@@ -81,6 +85,7 @@ inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, in
   vulkan::DispatchOptions options;
   options.matmul_style = style;
   options.storage_offset_align = 16;
+  options.force_tiled_attention = force_tiled;
   if (max_binding != 0) options.max_storage_range = max_binding;
   *status = vulkan::TranslatePlan(h.plan, rope, options, &dispatches, &scratch);
   return dispatches;
@@ -88,9 +93,11 @@ inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, in
 
 // The shaders of the dispatches whose names start with `prefix`, in order.
 inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int style,
-                                                  const char* prefix, uint64_t max_binding = 0) {
+                                                  const char* prefix, uint64_t max_binding = 0,
+                                                  bool force_tiled = false) {
   Status s;
-  std::vector<vulkan::Dispatch> dispatches = TranslateWithStyle(h, style, &s, max_binding);
+  std::vector<vulkan::Dispatch> dispatches =
+      TranslateWithStyle(h, style, &s, max_binding, force_tiled);
   EXPECT_TRUE(s.ok()) << s.message();
   std::vector<std::string> names;
   for (const vulkan::Dispatch& d : dispatches) {
@@ -100,8 +107,9 @@ inline std::vector<std::string> TranslatedShaders(const PlanHarness& h, int styl
 }
 
 // The first of them, or "".
-inline std::string FirstShader(const PlanHarness& h, int style, const char* prefix) {
-  std::vector<std::string> names = TranslatedShaders(h, style, prefix);
+inline std::string FirstShader(const PlanHarness& h, int style, const char* prefix,
+                               bool force_tiled = false) {
+  std::vector<std::string> names = TranslatedShaders(h, style, prefix, 0, force_tiled);
   return names.empty() ? std::string() : names[0];
 }
 

@@ -20,6 +20,7 @@
 // (vulkan_parity_test: SmolLM2's largest difference was 0.006); a real mistake (a RoPE base, the
 // window, a norm) moves logits by whole units. The largest difference is printed.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -77,6 +78,7 @@ staticlm_limits Limits(const char* backend) {
 struct GpuRun {
   std::vector<float> diffs;       // largest logit difference from the CPU, per step
   std::vector<int32_t> argmaxes;  // the Vulkan logits' greedy token, per step
+  double prefill_seconds = 0.0;   // the prompt's prefill, reported (lavapipe's speed)
   bool ok = true;
 };
 
@@ -97,7 +99,10 @@ void RunCpu(staticlm_context* cpu, const std::vector<int32_t>& prompt,
 void RunGpu(staticlm_context* gpu, const std::vector<int32_t>& prompt,
             const std::vector<std::vector<float>>& want, const std::vector<int32_t>& tokens,
             int32_t vocab, GpuRun* run) {
+  auto start = std::chrono::steady_clock::now();
   run->ok = staticlm_prefill(gpu, prompt.data(), prompt.size()) == STATICLM_OK;
+  run->prefill_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int step = 0; step < kSteps && run->ok; ++step) {
     const float* got = staticlm_logits(gpu);
     float diff = 0.0f;
@@ -160,6 +165,8 @@ TEST(VulkanGemma3ModelTest, GreedyMatchesCpuWithoutHeapAllocation) {
     RunGpu(gpu.get(), c.prompt_ids, want, tokens, info.vocab_size, &run);
     counter::Stop();
     ASSERT_TRUE(run.ok) << staticlm_last_error(gpu.get());
+    std::printf("%zu prompt tokens: Vulkan prefill %.2f s\n", c.prompt_ids.size(),
+                run.prefill_seconds);
 
     int ties = 0;
     for (int step = 0; step < kSteps; ++step) {

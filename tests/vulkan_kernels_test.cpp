@@ -302,6 +302,8 @@ struct CacheCase {
   int32_t group = 8;  // q4's kv_group
   int32_t heads = 6, kv_heads = 2;
   int style = 0;  // 1: the GPU forms (matmul by subgroups, tiled attention workgroups of 64)
+  bool force_tiled = false;    // prefill on the tiled kernel whatever the dispatcher would choose
+  uint32_t splits_budget = 0;  // DispatchOptions::attention_splits_budget unless 0 (1: few splits)
   // The RoPE the queries and keys get first: rotate-half (Gemma) or adjacent pairs, and base.
   bool rope_halves = false;
   float rope_base = 10000.0f;
@@ -412,10 +414,15 @@ void RunCacheCase(const CacheCase& cc) {
     h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
   }
   h.Allocate();
-  // Prefill plans (rows of one sequence) run the tiled kernel, decode and batched plans the
-  // split one, and so does head size 256 (vk_dispatch.cpp keeps it off the tiled kernel).
-  const bool tiled = chunk > 1 && !cc.rows_are_sequences && cc.hd <= 128;
-  const std::string shader = FirstShader(h, cc.style, "attention_");
+  // Prefill plans (rows of one sequence) run the tiled kernel where its loops fit llvmpipe's
+  // budget (vk_loop_budget.h), decode and batched plans the split one.
+  const int hd_variant = hd <= 64 ? 64 : (hd <= 128 ? 128 : 256);
+  vulkan::AttentionLoopShape shape{hd_variant, q8, uint64_t(cc.sinks)};
+  const uint64_t group = cc.style == 1 ? 64 : 128;
+  const bool tiled_fits = vulkan::TiledLoopIterations(shape, uint64_t(slots), group) <=
+                          vulkan::kLlvmpipeLoopBudget * 15 / 16;
+  const bool tiled = chunk > 1 && !cc.rows_are_sequences && (tiled_fits || cc.force_tiled);
+  const std::string shader = FirstShader(h, cc.style, "attention_", cc.force_tiled);
   EXPECT_EQ(shader.rfind(tiled ? "attention_tiled_" : "attention_split_", 0), 0u) << shader;
   if (tiled) {
     EXPECT_EQ(shader.substr(shader.size() - 4), cc.style == 1 ? "_w64" : "w128");
@@ -426,7 +433,7 @@ void RunCacheCase(const CacheCase& cc) {
   // Random bytes everywhere in the cache: a slot read before it is written shows.
   std::mt19937 rng(53);
   for (uint8_t& byte : h.bytes[int(BufferId::kKvCache)]) byte = uint8_t(rng() % 61);
-  RUN_OR_SKIP(r, h, cc.steps, cc.style);
+  RUN_OR_SKIP(r, h, cc.steps, cc.style, 0, cc.force_tiled, cc.splits_budget);
   ASSERT_EQ(r.cpu.arena_after_step.size(), cc.steps.size());
   for (size_t i = 0; i < cc.steps.size(); ++i) {
     const StepParams& step = cc.steps[i];
@@ -871,8 +878,7 @@ TEST(VulkanKernelsTest, GeluMul) {
 }
 
 // Gemma 3 270M's attention: head size 256, four query heads over one KV head, rotate-half RoPE,
-// a sliding ring (base 1e4) and a static global cache (base 1e6); prefill plans (split: the
-// dispatcher keeps head size 256 off the tiled kernel, see Attention in vk_dispatch.cpp) and
+// a sliding ring (base 1e4) and a static global cache (base 1e6); prefill plans (tiled) and
 // decode plans, f16, f32 and q4 caches, and batched rows. Not q8:
 // its kernels hold a 256-wide head in float arrays (the Hadamard transform), which lavapipe
 // compiles, at the first step, for longer than the step's time limit on a cold shader cache.
@@ -926,6 +932,104 @@ TEST(VulkanKernelsTest, HeadSize256MultiQueryHybridCache) {
   batched.rows_are_sequences = true;
   batched.steps = BatchedSteps(true, &storage);
   RunCacheCase(batched);
+}
+
+// Head size 256 far past llvmpipe's loop budget (65,535 loop iterations per invocation, shared
+// by all of its loops): prefill chunks of 64 rows up to 640 keys, on the tiled kernel in both
+// workgroup forms. A 64-row chunk at position 448 reaching past ~460 keys gave wrong rows
+// when that kernel's head-wide loops ran 64 iterations per key.
+TEST(VulkanKernelsTest, HeadSize256TiledLongPrefill) {
+  for (int style : {0, 1}) {
+    SCOPED_TRACE("style " + std::to_string(style));
+    CacheCase cc;
+    cc.kv = DType::kF32;
+    cc.hd = 256;
+    cc.heads = 4;
+    cc.kv_heads = 1;
+    cc.chunk = 64;
+    cc.max_context = 640;
+    cc.style = style;
+    cc.force_tiled = true;
+    cc.rope_halves = true;
+    cc.rope_base = 1e6f;
+    for (int32_t p = 0; p < cc.max_context; p += cc.chunk) cc.steps.push_back({cc.chunk, p});
+    RunCacheCase(cc);
+  }
+}
+
+// Decode far into a 4,096-key cache with the split kernel asked for one part per row: one
+// invocation over every key would run ~4,096 × 131 loop iterations at head size 256 (~4,096 ×
+// 35 at 64), past llvmpipe's budget; the dispatcher cuts the span into as many parts as the
+// budget needs (vk_loop_budget.h). The cache's unwritten slots hold random finite values.
+TEST(VulkanKernelsTest, SplitDecodeLongContextWithinLoopBudget) {
+  for (int32_t hd : {256, 64}) {
+    SCOPED_TRACE("head size " + std::to_string(hd));
+    CacheCase cc;
+    cc.kv = DType::kF32;
+    cc.hd = hd;
+    cc.heads = hd == 256 ? 4 : 6;
+    cc.kv_heads = hd == 256 ? 1 : 2;
+    cc.chunk = 1;
+    cc.max_context = 4096;
+    cc.splits_budget = 1;
+    cc.steps = {{1, 0}, {1, 2047}, {1, 4095}};
+    RunCacheCase(cc);
+  }
+}
+
+// The attention dispatches of a plan of one f16 attention op over a static cache of `slots`
+// (no device needed), and the translation's status.
+std::vector<vulkan::Dispatch> AttentionDispatches(int32_t hd, int32_t heads, int32_t kv_heads,
+                                                  int32_t chunk, int32_t slots, Status* status) {
+  PlanHarness h(chunk, slots);
+  uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "q");
+  uint32_t kc = h.Tensor(BufferId::kKvCache, DType::kF16, {kv_heads, slots, hd}, "k cache");
+  uint32_t vc = h.Tensor(BufferId::kKvCache, DType::kF16, {kv_heads, slots, hd}, "v cache");
+  uint32_t sc = h.Tensor(BufferId::kArena, DType::kF32, {heads, slots}, "scores");
+  uint32_t o = h.Tensor(BufferId::kArena, DType::kF32, {chunk, heads * hd}, "o");
+  OpParams p;
+  p.n_heads = heads;
+  p.n_kv_heads = kv_heads;
+  p.head_dim = hd;
+  p.scale = 1.0f / std::sqrt(float(hd));
+  p.cache_slots = slots;
+  h.AddOp(OpKind::kAttention, {q, kc, vc, sc}, {o}, p);
+  h.Allocate();
+  std::vector<vulkan::Dispatch> all = TranslateWithStyle(h, 0, status), attention;
+  for (const vulkan::Dispatch& d : all) {
+    if (std::strncmp(d.shader, "attention_", 10) == 0) attention.push_back(d);
+  }
+  return attention;
+}
+
+// The dispatcher's choice follows llvmpipe's loop budget (vk_loop_budget.h): Gemma 3's head
+// size 256 prefills tiled over a short cache, split over a long one with parts each within
+// the budget (decode too), and a cache no 256 parts can cover is refused with a reason.
+TEST(VulkanKernelsTest, AttentionKernelChoiceFollowsLoopBudget) {
+  const uint64_t allowance = vulkan::kLlvmpipeLoopBudget * 15 / 16;
+  const vulkan::AttentionLoopShape hd256{256, false, 0};
+  // The counts: tiled at 19 iterations a key plus its tiles', split at 131 a key.
+  EXPECT_EQ(vulkan::TiledLoopIterations(hd256, 8, 128) - vulkan::TiledLoopIterations(hd256, 0, 128),
+            8u * 19u + 9u);
+  EXPECT_EQ(vulkan::SplitLoopIterations(hd256, 1) - vulkan::SplitLoopIterations(hd256, 0), 131u);
+  for (int32_t chunk : {64, 1}) {
+    for (int32_t slots : {512, 2048, 4096, 32768}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + ", slots " + std::to_string(slots));
+      Status status;
+      std::vector<vulkan::Dispatch> d = AttentionDispatches(256, 4, 1, chunk, slots, &status);
+      ASSERT_TRUE(status.ok()) << status.message();
+      ASSERT_FALSE(d.empty());
+      const bool tiled = std::strncmp(d[0].shader, "attention_tiled_", 16) == 0;
+      EXPECT_EQ(tiled, chunk > 1 && slots <= 2048) << d[0].shader;
+      if (tiled) continue;
+      const uint64_t parts = d[0].pc.e, keys = (uint64_t(slots) + parts - 1) / parts;
+      EXPECT_LE(vulkan::SplitLoopIterations(hd256, keys), allowance) << parts << " parts";
+    }
+  }
+  Status status;
+  AttentionDispatches(256, 4, 1, 1, 131072, &status);
+  EXPECT_EQ(status.code(), StatusCode::kUnsupported);
+  EXPECT_NE(std::strstr(status.message(), "loop budget"), nullptr) << status.message();
 }
 
 // Bad steps fail with a status on the device as on the CPU: a sequence twice, an id outside

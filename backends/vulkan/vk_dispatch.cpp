@@ -17,6 +17,9 @@ constexpr uint32_t kUnitsGroup = 8;
 constexpr uint32_t kRowTile = 8;  // rows per prefill matmul workgroup (ROWS in matmul.comp)
 // The largest attention variant's head size (HD in shaders/shaders.cmake; also kv_store's q8).
 constexpr int32_t kMaxHeadDim = 256;
+// Most parts attention_split may cut a span into (scratch: rows · heads · parts · (hd + 2)
+// floats): llvmpipe's loop budget asks for ~70 at 32,768 keys of head size 256.
+constexpr uint64_t kMaxAttentionSplits = 256;
 
 const char* WeightTypeName(DType t) {
   switch (t) {
@@ -417,6 +420,12 @@ struct Translator {
     return Status::Ok();
   }
 
+  // The loop iterations an attention invocation may run: 15/16 of the budget, a margin for
+  // loops the counts in vk_loop_budget.cpp might miss.
+  uint64_t LoopAllowance() const {
+    return options.loop_budget == 0 ? UINT64_MAX : options.loop_budget - options.loop_budget / 16;
+  }
+
   // The bindings and push constants attention_split and attention_tiled share (b3 and e are
   // each its own).
   Status AttentionCommon(const Op& op, const char* shader, Dispatch** out) {
@@ -463,14 +472,16 @@ struct Translator {
     // more rows; a GPU gets more, smaller workgroups.
     const uint32_t group = options.matmul_style == 1 ? 64 : 128;  // WG in attention_tiled.comp
     uint64_t group_heads = heads / static_cast<uint64_t>(p.n_kv_heads);
-    // Head size 256 (Gemma 3) prefills with the split kernel: the tiled head-256 variant gives
-    // wrong rows on lavapipe once a row attends to more than ~460 keys (Gemma 3 270M's
-    // 689-token prompt, vulkan_gemma3_model_test). Likely cause: llvmpipe ends every loop of a
-    // shader invocation after 65,535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS,
-    // shared by all loops), and that variant's head-wide loops are not unrolled (64 iterations
-    // per key, twice). Split gives each invocation a share of the keys.
-    const bool tiled_head_size = p.head_dim <= 128;
-    if (rows > 1 && !plan.limits.rows_are_sequences && group_heads <= group && tiled_head_size) {
+    // Every key of a span is a few loop iterations of one invocation: where llvmpipe's loop
+    // budget (vk_loop_budget.h) could run out, prefill takes the split kernel, whose parts
+    // are sized below to stay within it. No span is longer than the cache's slots.
+    AttentionLoopShape shape{hd_variant, p.kv_quant == KvQuant::kQ8,
+                             static_cast<uint64_t>(p.sinks)};
+    const uint64_t keys = static_cast<uint64_t>(cache.shape[1]);
+    const uint64_t allowance = LoopAllowance();
+    const bool tiled_fits =
+        options.force_tiled_attention || TiledLoopIterations(shape, keys, group) <= allowance;
+    if (rows > 1 && !plan.limits.rows_are_sequences && group_heads <= group && tiled_fits) {
       char shader[40];
       std::snprintf(shader, sizeof(shader), "attention_tiled_%s_hd%d_w%u", type, hd_variant, group);
       Dispatch* t = nullptr;
@@ -480,6 +491,17 @@ struct Translator {
       return Groups(*t, CeilDiv(rows, tile_rows), static_cast<uint64_t>(p.n_kv_heads), op);
     }
     uint64_t splits = std::clamp<uint64_t>(options.attention_splits_budget / (rows * heads), 1, 64);
+    uint64_t needed = SplitsWithinBudget(shape, keys, allowance);
+    if (needed == 0 || needed > kMaxAttentionSplits) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan: attention over %llu keys of head size %d cannot be split "
+                           "into at most %llu parts within the device's loop budget (%llu "
+                           "iterations per invocation)",
+                           static_cast<unsigned long long>(keys), p.head_dim,
+                           static_cast<unsigned long long>(kMaxAttentionSplits),
+                           static_cast<unsigned long long>(options.loop_budget));
+    }
+    splits = std::max(splits, needed);
     uint64_t hd = static_cast<uint64_t>(p.head_dim);
     uint64_t scratch = rows * heads * splits * (hd + 2) * sizeof(float);
     *scratch_bytes = std::max(*scratch_bytes, scratch);

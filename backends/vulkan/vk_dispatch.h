@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/vulkan/vk_loop_budget.h"
 #include "backends/vulkan/vk_pipelines.h"
 #include "backends/vulkan/vk_step.h"
 #include "contract/plan.h"
@@ -62,6 +63,11 @@ struct DispatchOptions {
   // hold is split over several dispatches, each binding whole rows of it.
   uint64_t max_storage_range = UINT64_MAX;
   uint32_t attention_splits_budget = 4096;  // invocations aimed at per attention split pass
+  // Loop iterations one shader invocation may run in all (vk_loop_budget.h: llvmpipe's
+  // 65,535); attention picks its kernel and splits to stay within 15/16 of it. 0: no limit.
+  uint64_t loop_budget = kLlvmpipeLoopBudget;
+  // Tests: prefill attention (rows of one sequence) always on the tiled kernel.
+  bool force_tiled_attention = false;
 };
 
 // Appends the dispatches of `plan` to `out`; `scratch_bytes` grows to what its attention

@@ -81,6 +81,12 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   dispatch_options.max_group_count_x = info.max_group_count_x;
   dispatch_options.storage_offset_align = info.storage_offset_align;
   dispatch_options.max_storage_range = info.max_storage_range;
+  dispatch_options.force_tiled_attention = test_.force_tiled_attention;
+  if (test_.attention_splits_budget != 0) {
+    dispatch_options.attention_splits_budget = test_.attention_splits_budget;
+  }
+  // Only llvmpipe counts loop iterations (vk_loop_budget.h); GPUs run loops to the end.
+  if (std::strncmp(info.name, "llvmpipe", 8) != 0) dispatch_options.loop_budget = 0;
   if (test_.max_storage_binding != 0) {
     dispatch_options.max_storage_range =
         std::min(dispatch_options.max_storage_range, test_.max_storage_binding);

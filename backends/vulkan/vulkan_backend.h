@@ -28,6 +28,8 @@ struct VulkanTestOptions {
   // 0: the device's largest storage binding; else a smaller one, so that small models'
   // weights are split over several dispatches as a large model's would be.
   uint64_t max_storage_binding = 0;
+  bool force_tiled_attention = false;    // DispatchOptions::force_tiled_attention
+  uint32_t attention_splits_budget = 0;  // 0: the default; else DispatchOptions' (1: few splits)
 };
 
 class VulkanBackend final : public Backend {
