@@ -501,6 +501,11 @@ struct Translator {
 
   Status Rope(const Op& op) {
     const OpParams& p = op.params;
+    if (op.n_inputs != 0 || p.rope_scale != 1.0f) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan: no kernel for rope with frequency factors or a scale (%s) yet",
+                           T(op.outputs[0]).name);
+    }
     Region rows;
     STATICLM_RETURN_IF_ERROR(RopeRegion(op, &rows));
     const TensorRegion& x = T(op.outputs[0]);
@@ -565,6 +570,9 @@ struct Translator {
         return Elementwise(op, "silu_mul", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kGeluMul:
         return Elementwise(op, "gelu_mul", op.outputs[0], op.inputs[0], count, width);
+      case OpKind::kAddBias:
+        return Status::Error(StatusCode::kUnsupported, "Vulkan: no kernel for add_bias (%s) yet",
+                             y.name);
       case OpKind::kTakeLast: {
         Dispatch& d = Add("take_last");
         d.bind[0] = R(op.inputs[0]);
