@@ -57,7 +57,7 @@ Status ReadArchitecture(const gguf::GgufFile& file, ModelConfig* c) {
   c->arch = FindArchitecture(name);
   if (c->arch == nullptr) {
     return Status::Error(StatusCode::kUnsupported,
-                         "architecture '%.*s' is not supported (supported: %s)",
+                         "general.architecture = '%.*s' is not supported (supported: %s)",
                          static_cast<int>(name.size() > 40 ? 40 : name.size()), name.data(),
                          SupportedArchitectureNames());
   }
