@@ -17,6 +17,8 @@
 #include "runtime/model/model_config.h"
 #include "runtime/plan/decoder_plan_builder.h"
 #include "runtime/plan/fusion_passes.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/plan/plan_hash.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/gguf_writer.h"
 #include "tests/support/temp_path.h"
@@ -324,6 +326,33 @@ TEST(FamilyPlanTest, Phi3UsesShortFactorsWithinTheOriginalContextAndLongBeyond) 
       EXPECT_TRUE(rope->params.rope_halves);
     }
   }
+}
+
+// A plan file keeps the new op forms: the bias adds, the factor inputs and the RoPE scale.
+TEST(FamilyPlanTest, PlanFileRoundTripKeepsTheFamilyOps) {
+  Family f = Phi3();
+  f.arch = "qwen2";  // qwen2's row with Phi-3's tensors: biases, a fused qkv and factors
+  f.fused_gate_up = false;
+  f.qkv_bias = true;
+  Lowered m;
+  ASSERT_TRUE(m.Build(f, 128, kAllFusions).ok());
+  PlanFileContents saved;
+  saved.n_plans = 1;
+  saved.plans[0] = m.plan();
+  std::snprintf(saved.backend, sizeof(saved.backend), "cpu");
+  const std::string path = test::TempPath("family.plan");
+  ASSERT_TRUE(SavePlanFile(path.c_str(), saved).ok());
+  PlanFileContents loaded;
+  ASSERT_TRUE(LoadPlanFile(path.c_str(), &loaded).ok());
+  std::remove(path.c_str());
+  EXPECT_EQ(HashPlan(loaded.plans[0]), HashPlan(m.plan()));
+  int scaled = 0, biases = 0;
+  for (const Op& op : loaded.plans[0].ops) {
+    scaled += op.kind == OpKind::kRope && op.n_inputs == 1 && op.params.rope_scale == 1.25f;
+    biases += op.kind == OpKind::kAddBias;
+  }
+  EXPECT_EQ(scaled, 2 * f.layers);
+  EXPECT_EQ(biases, 3 * f.layers);
 }
 
 TEST(FamilyPlanTest, MistralWindowSlidesOnEveryLayer) {
