@@ -75,7 +75,7 @@ inline void ExpectClose(const std::vector<float>& want, const std::vector<float>
 inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, int style,
                                                         Status* status, uint64_t max_binding = 0) {
   vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
+  rope.AddPlan(h.plan, h.bytes[static_cast<int>(BufferId::kWeights)].data());
   std::vector<vulkan::Dispatch> dispatches;
   uint64_t scratch = 0;
   vulkan::DispatchOptions options;
