@@ -17,13 +17,13 @@ namespace staticlm {
 namespace {
 
 // The sliding window a model's metadata gives, and which layers keep a global cache (every
-// `pattern`-th layer: Gemma's hybrid cache; no pattern: Mistral's and Phi-3's windows slide on
-// every layer): `--window model`, and always for a family whose attention slides over the
-// metadata's window by design (Architecture::window_from_metadata), where a cache that did not
-// forget would compute another model. A context no longer than the window needs no ring: every
-// layer keeps it all, which is the same attention.
+// `pattern`-th layer: Gemma's hybrid cache; no pattern: Mistral's window slides on every
+// layer). A model whose metadata gives a window slides by design, in any family, where a cache
+// that did not forget would compute another model: the window is always the model's, and
+// `--window model` asks for it by name. A context no longer than the window needs no ring:
+// every layer keeps it all, which is the same attention.
 Status UseModelWindow(const ModelConfig& c, EngineLimits* limits) {
-  const bool intrinsic = c.arch->window_from_metadata && c.sliding_window > 0;
+  const bool intrinsic = c.sliding_window > 0;
   if (limits->window > 0 && intrinsic && limits->window != c.sliding_window) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "%s layers slide over the model's window of %d tokens; --window %d "

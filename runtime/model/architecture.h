@@ -40,10 +40,6 @@ struct Architecture {
   // the file has one: llama.cpp's converter writes Phi-3's so.) Both are lowered as views of
   // the fused tensor's rows, no copies.
   bool fused_gate_up;
-  // The family's attention slides over <arch>.attention.sliding_window when the metadata gives
-  // one (transformers' Mistral, Phi-3, Qwen 2/3, Gemma 3 do), so the engine always uses it.
-  // Llama's does not: a window in a llama file is the --window option's to use (--window model).
-  bool window_from_metadata;
 };
 
 // The row for `name`, or nullptr when staticlm does not run that architecture.
