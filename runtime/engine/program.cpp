@@ -181,6 +181,9 @@ void Program::SplitKvBytes(MemoryReport* report) const {
     uint64_t& kind = op.params.cache_policy == CachePolicy::kStatic ? report->kv_global_bytes
                                                                     : report->kv_ring_bytes;
     for (int i = 0; i < op.n_outputs; ++i) {
+      // A loaded plan file is reported before the backend validates it: skip what it cannot
+      // hold (Prepare then refuses the plan).
+      if (op.outputs[i] >= plan.tensors.size()) continue;
       kind += (plan.tensors[op.outputs[i]].bytes() + kPlanAlignment - 1) / kPlanAlignment *
               kPlanAlignment;
     }
