@@ -38,6 +38,8 @@ const char* OpKindName(OpKind kind) {
       return "take_last";
     case OpKind::kGeluMul:
       return "gelu_mul";
+    case OpKind::kAddBias:
+      return "add_bias";
   }
   return "?";
 }

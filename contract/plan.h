@@ -53,9 +53,11 @@ enum class OpKind : uint8_t {
              // with weight F32 [norm_group]: Gemma 3's and Qwen 3's norm of q and k per head)
   kMatMul,   // x F32 [R, k], w [n, k]                → y F32 [R, n] = x · wᵀ
              // (fused forms: see MatMulLayout below)
-  kRope,     // (none)                                → x [C, heads · head_dim], rotated in place
-  kKvStore,  // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
-             // (+ the quantized caches' side tensors: see KvLayout below)
+  kRope,  // [freq factors F32 [head_dim / 2]]       → x [C, heads · head_dim], rotated in place
+          // (with the factors, pair i's frequency is divided by factor i: Llama 3's
+          // rope_freqs, Phi-3's longrope short or long factors; see OpParams::rope_scale)
+  kKvStore,    // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
+               // (+ the quantized caches' side tensors: see KvLayout below)
   kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, slots] → o [C, heads ·
                // hd] (+ side tensors after scores: see KvLayout below)
   kAdd,        // b [R, d]                              → a [R, d] += b
@@ -63,6 +65,8 @@ enum class OpKind : uint8_t {
   kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]
   kGeluMul,    // up [R, f]                             → gate [R, f] = gelu(gate) · up, GELU's
                // tanh approximation (Gemma's GeGLU)
+  kAddBias,    // bias F32 [d]                          → x [R, d] += bias, on every row
+               // (Qwen 2's q, k and v biases)
 };
 const char* OpKindName(OpKind kind);
 
@@ -107,6 +111,9 @@ struct OpParams {
   // in; true rotates halves (x[i], x[i + head_dim/2]), Hugging Face's rotate-half, the layout of
   // architectures whose converter does not permute (Gemma, Qwen 2, Phi 3: llama.cpp's "neox").
   bool rope_halves = false;
+  // kRope: cos and sin are multiplied by this (Phi-3 longrope's attention factor, transformers'
+  // attention_scaling; llama.cpp's attn_factor); 1 leaves the rotation a rotation.
+  float rope_scale = 1.0f;
   float scale = 0.0f;  // kAttention: the score scale, 1/sqrt(head_dim)
   // kEmbed: the factor every embedding row is multiplied by (sqrt(d) for Gemma).
   float embed_scale = 1.0f;

@@ -18,8 +18,8 @@ Arity ExpectedArity(const Op& op) {
       MatMulLayout l = GetMatMulLayout(op.params);
       return {l.inputs, l.outputs};
     }
-    case OpKind::kRope:
-      return {0, 1};
+    case OpKind::kRope:  // with or without frequency factors
+      return {op.n_inputs <= 1 ? op.n_inputs : 0, 1};
     case OpKind::kKvStore:
       return {2, GetKvLayout(op.params.kv_quant).count};
     case OpKind::kAttention:
@@ -30,6 +30,7 @@ Arity ExpectedArity(const Op& op) {
     case OpKind::kGeluMul:
       return {1, 1};
     case OpKind::kTakeLast:
+    case OpKind::kAddBias:
       return {1, 1};
   }
   return {-1, -1};
@@ -223,8 +224,15 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kMatMul:
       return MatMulShapesValid(plan, op, rows);
     case OpKind::kRope:
+      // Frequency factors: one F32 per pair of a head, each positive.
       return p.head_dim > 0 && p.head_dim % 2 == 0 && out.shape[1] % p.head_dim == 0 &&
-             p.rope_base > 0.0f && IsF32Matrix(out, rows, out.shape[1]);
+             p.rope_base > 0.0f && p.rope_scale > 0.0f && p.rope_scale < 1e6f &&
+             (op.n_inputs == 0 ||
+              (in(0).dtype == DType::kF32 && in(0).elements() == p.head_dim / 2)) &&
+             IsF32Matrix(out, rows, out.shape[1]);
+    case OpKind::kAddBias:
+      return in(0).dtype == DType::kF32 && in(0).elements() == out.shape[1] &&
+             IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kKvStore:
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_kv_heads * p.head_dim) &&
              IsF32Matrix(in(1), rows, p.n_kv_heads * p.head_dim) &&

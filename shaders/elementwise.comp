@@ -5,6 +5,7 @@
 //   OP 2 take_last: y = x[n_tokens − 1]     (b0 x, b1 y; rows is 1)
 //   OP 3 gelu_mul:  gate = gelu(gate) · up  (b0 gate, b1 up; GELU's tanh approximation, as
 //                   backends/cpu/ref_elementwise.cpp)
+//   OP 4 add_bias:  x += bias on every row  (b0 x, b1 bias of `width` values)
 // Push constants: a width.
 #include "common.glsl"
 layout(local_size_x = 64) in;
@@ -18,8 +19,12 @@ void main() {
 #else
   if (i >= active_rows() * pc.a) return;
   float a = uintBitsToFloat(b0[pc.base0 + i]);
+#if OP == 4
+  float b = uintBitsToFloat(b1[pc.base1 + i % pc.a]);
+#else
   float b = uintBitsToFloat(b1[pc.base1 + i]);
-#if OP == 0
+#endif
+#if OP == 0 || OP == 4
   b0[pc.base0 + i] = floatBitsToUint(a + b);
 #elif OP == 1
   b0[pc.base0 + i] = floatBitsToUint(a / (1.0 + exp(-a)) * b);

@@ -79,6 +79,7 @@ add_shader_variant(add elementwise.comp OP=0)
 add_shader_variant(silu_mul elementwise.comp OP=1)
 add_shader_variant(take_last elementwise.comp OP=2)
 add_shader_variant(gelu_mul elementwise.comp OP=3)
+add_shader_variant(add_bias elementwise.comp OP=4)
 # KV cache element types: f32, f16, q8 (Hadamard-rotated int8 with a scale per row), q4 (KIVI:
 # nibbles, full-precision rings for the last incomplete group, packed by kv_quantize_q4).
 add_shader_variant(kv_quantize_q4 kv_quantize_q4.comp)

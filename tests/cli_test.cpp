@@ -89,7 +89,7 @@ TEST(CliTest, UnsupportedArchitecture) {
   std::copy_n("mamba", 5, bytes.begin() + long(value));
   std::string path = TempPath("arch.gguf");
   WriteFile(path, bytes);
-  ExpectCleanFailure("run --model " + path, "architecture 'mamba'");
+  ExpectCleanFailure("run --model " + path, "general.architecture = 'mamba'");
 }
 
 TEST(CliTest, UnsupportedTensorType) {

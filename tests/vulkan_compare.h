@@ -79,7 +79,7 @@ inline std::vector<vulkan::Dispatch> TranslateWithStyle(const PlanHarness& h, in
                                                         Status* status, uint64_t max_binding = 0,
                                                         bool force_tiled = false) {
   vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
+  rope.AddPlan(h.plan, h.bytes[static_cast<int>(BufferId::kWeights)].data());
   std::vector<vulkan::Dispatch> dispatches;
   uint64_t scratch = 0;
   vulkan::DispatchOptions options;

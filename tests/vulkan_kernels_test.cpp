@@ -231,7 +231,7 @@ TEST(VulkanKernelsTest, RopeOfQueriesAndKeysInOneDispatch) {
   h.AddOp(OpKind::kRope, {}, {k}, pr);
   h.Allocate();
   vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
+  rope.AddPlan(h.plan, h.bytes[static_cast<int>(BufferId::kWeights)].data());
   std::vector<vulkan::Dispatch> dispatches;
   uint64_t scratch = 0;
   ASSERT_TRUE(
@@ -808,7 +808,7 @@ TEST(VulkanKernelsTest, RmsNormPerHead) {
 // The number of dispatches `h`'s plan translates to.
 size_t DispatchCount(const PlanHarness& h) {
   vulkan::RopeRows rope;
-  rope.AddPlan(h.plan);
+  rope.AddPlan(h.plan, h.bytes[static_cast<int>(BufferId::kWeights)].data());
   std::vector<vulkan::Dispatch> dispatches;
   uint64_t scratch = 0;
   Status s = vulkan::TranslatePlan(h.plan, rope, vulkan::DispatchOptions{}, &dispatches, &scratch);
@@ -855,6 +855,49 @@ TEST(VulkanKernelsTest, RopeHalvesWithPerLayerBases) {
     for (uint32_t t : {q0, k0, q1, k1, a, b, c}) {
       ExpectClose(Values(h, r.cpu, t, 4), Values(h, r.gpu, t, 4), 0.0f, h.plan.tensors[t].name);
     }
+  }
+}
+
+// The family forms: Qwen 2's bias add (a weight row added to every row of the step) and RoPE
+// with frequency factors and a cos/sin scale (Llama 3's rope_freqs; Phi-3's longrope factors
+// and attention factor), in both pair layouts, against the CPU's reference kernels.
+TEST(VulkanKernelsTest, AddBiasAndScaledRope) {
+  const int64_t chunk = 5, hd = 32, width = 3 * hd;
+  PlanHarness h(chunk, 4096);
+  uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "x");
+  uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, width}, "y");
+  uint32_t bias = h.Tensor(BufferId::kWeights, DType::kF32, {width}, "bias");
+  uint32_t short_factors = h.Tensor(BufferId::kWeights, DType::kF32, {hd / 2}, "short");
+  uint32_t long_factors = h.Tensor(BufferId::kWeights, DType::kF32, {hd / 2}, "long");
+  h.AddOp(OpKind::kAddBias, {bias}, {x}, OpParams{});
+  auto rope = [&](uint32_t t, uint32_t factors, float scale, bool halves) {
+    OpParams p;
+    p.head_dim = hd;
+    p.rope_base = 500000.0f;
+    p.rope_scale = scale;
+    p.rope_halves = halves;
+    h.AddOp(OpKind::kRope, {factors}, {t}, p);
+  };
+  rope(x, short_factors, 1.1832f, true);
+  rope(y, long_factors, 1.0f, false);
+  h.Allocate();
+  std::vector<float> xs = RandomFloats(size_t(chunk * width), 90, 2.0f);
+  PutFloats(h, x, xs);
+  PutFloats(h, y, RandomFloats(size_t(chunk * width), 91, 2.0f));
+  PutFloats(h, bias, RandomFloats(size_t(width), 92, 2.0f));
+  std::vector<float> f(hd / 2), g(hd / 2);
+  for (int64_t i = 0; i < hd / 2; ++i) {
+    f[size_t(i)] = 1.0f + 0.25f * float(i);
+    g[size_t(i)] = 1.0f + 3.0f * float(i);
+  }
+  PutFloats(h, short_factors, f);
+  PutFloats(h, long_factors, g);
+  for (int32_t position : {0, 3000}) {
+    SCOPED_TRACE("position " + std::to_string(position));
+    RUN_OR_SKIP(r, h, {{4, position}});
+    ExpectClose(Values(h, r.cpu, x, 4), Values(h, r.gpu, x, 4), 1e-6f, "bias, rope halves");
+    ExpectClose(Values(h, r.cpu, y, 4), Values(h, r.gpu, y, 4), 1e-6f, "rope pairs");
+    EXPECT_EQ(Values(h, r.gpu, x)[4 * width], xs[4 * width]);  // rows past the step's
   }
 }
 

@@ -400,7 +400,7 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       RunMatMul(b, op, rows);
       return;
     case OpKind::kRope:
-      RunRope(op, step, rows, width, y);
+      RunRope(op, step, rows, width, op.n_inputs == 1 ? input_f32(0) : nullptr, y);
       return;
     case OpKind::kKvStore: {
       auto cache = [&](int i) { return op.outputs[i]; };
@@ -435,6 +435,9 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
       }
       return;
     }
+    case OpKind::kAddBias:
+      ref::AddBias(y, input_f32(0), rows, width);
+      return;
     case OpKind::kTakeLast: {
       const TensorRegion& x = plan.tensors[op.inputs[0]];
       std::memcpy(y, input_f32(0) + (step.n_tokens - 1) * x.shape[1],
@@ -445,29 +448,38 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
 }
 
 // The rows of one sequence from step.position on, or one row per sequence at its own position:
-// the same angles either way (RopeAngles computes them as ref::Rope does).
+// the same angles either way (RopeAngles computes them as ref::Rope and ref::RopeScaled do).
 void CpuBackend::RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width,
-                         float* x) {
+                         const float* factors, float* x) {
   const OpParams& p = op.params;
   const int64_t heads = width / p.head_dim;
   const bool by_row = step.row_positions != nullptr;
   const float* angles = nullptr;
   if (!reference_rope_) {
-    angles = by_row ? rope_angles_.GetRows(step.row_positions, rows, p.head_dim, p.rope_base)
-                    : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base);
+    angles = by_row ? rope_angles_.GetRows(step.row_positions, rows, p.head_dim, p.rope_base,
+                                           factors, p.rope_scale)
+                    : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base, factors,
+                                       p.rope_scale);
   }
   if (angles != nullptr) {
     (p.rope_halves ? RopeAngles::ApplyHalves : RopeAngles::Apply)(x, rows, heads, p.head_dim,
                                                                   angles);
     return;
   }
-  auto* rope = p.rope_halves ? ref::RopeHalves : ref::Rope;
-  if (!by_row) {
-    rope(x, rows, heads, p.head_dim, step.position, p.rope_base);
-  } else {
-    for (int64_t r = 0; r < rows; ++r) {
-      rope(x + r * width, 1, heads, p.head_dim, step.row_positions[r], p.rope_base);
+  const bool plain = factors == nullptr && p.rope_scale == 1.0f;
+  auto rope = [&](float* first_row, int64_t n, int32_t position) {
+    if (plain) {
+      (p.rope_halves ? ref::RopeHalves : ref::Rope)(first_row, n, heads, p.head_dim, position,
+                                                    p.rope_base);
+    } else {
+      ref::RopeScaled(first_row, n, heads, p.head_dim, position, p.rope_base, factors, p.rope_scale,
+                      p.rope_halves);
     }
+  };
+  if (!by_row) {
+    rope(x, rows, step.position);
+  } else {
+    for (int64_t r = 0; r < rows; ++r) rope(x + r * width, 1, step.row_positions[r]);
   }
 }
 

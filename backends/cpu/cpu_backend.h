@@ -47,7 +47,9 @@ class CpuBackend final : public Backend {
   void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
-  void RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width, float* x);
+  // `factors`: the op's frequency factors, or null.
+  void RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width,
+               const float* factors, float* x);
 
   // The host memory of `id` at [offset, offset + bytes), or nullptr when out of bounds or not
   // host-writable (the weights).

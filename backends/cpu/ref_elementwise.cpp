@@ -8,6 +8,10 @@ void Add(float* a, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
+void AddBias(float* x, const float* bias, int64_t rows, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r) Add(x + r * n, bias, n);
+}
+
 void SiluMul(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }

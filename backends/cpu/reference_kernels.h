@@ -33,6 +33,12 @@ void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t fir
 void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
                 float base);
 
+// RoPE with frequency factors and a scale (OpParams::rope_scale), pairs as RopeHalves (halves)
+// or Rope: pair i turns by position · base^(−2i/head_dim) / factors[i] (Llama 3's rope_freqs,
+// Phi-3's longrope factors; null: no factors), and its cos and sin are multiplied by `scale`.
+void RopeScaled(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
+                float base, const float* factors, float scale, bool halves);
+
 // One layer's cache as the kernels see it: the op's parameters (policy, quantization, slots,
 // heads; contract/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
 struct KvCacheView {
@@ -74,6 +80,9 @@ float LoadValue(const KvCacheView& cache, int64_t step_end, int64_t t, int64_t g
 
 // a[i] += b[i]
 void Add(float* a, const float* b, int64_t n);
+
+// x (rows, n) += bias (n), on every row
+void AddBias(float* x, const float* bias, int64_t rows, int64_t n);
 
 // gate[i] = silu(gate[i]) · up[i], silu(x) = x / (1 + e^−x)
 void SiluMul(float* gate, const float* up, int64_t n);

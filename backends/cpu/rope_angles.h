@@ -18,10 +18,13 @@ class RopeAngles {
 
   // Run phase: (cos, sin) pairs, [rows][head_dim / 2][2], of positions first_position …
   // first_position + rows − 1; recomputed only when the arguments differ from the last call.
-  // nullptr when rows and head_dim do not fit Init's sizes.
-  const float* Get(int32_t first_position, int64_t rows, int64_t head_dim, float base);
+  // nullptr when rows and head_dim do not fit Init's sizes. `factors` (head_dim / 2 frequency
+  // divisors, or null) and `scale` (of cos and sin) as ref::RopeScaled.
+  const float* Get(int32_t first_position, int64_t rows, int64_t head_dim, float base,
+                   const float* factors = nullptr, float scale = 1.0f);
   // The same for rows at any positions (a batched step: one row per sequence).
-  const float* GetRows(const int32_t* positions, int64_t rows, int64_t head_dim, float base);
+  const float* GetRows(const int32_t* positions, int64_t rows, int64_t head_dim, float base,
+                       const float* factors = nullptr, float scale = 1.0f);
 
   // x (rows, n_heads · head_dim) rotated in place with the pairs Get returned.
   static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
@@ -33,12 +36,18 @@ class RopeAngles {
  private:
   bool Fits(int64_t rows, int64_t head_dim) const;
   void FillRow(int64_t r, int32_t position, int64_t head_dim, float base);
+  // Whether the form of the last table (head size, base, factors, scale) is this one.
+  bool SameForm(int64_t rows, int64_t head_dim, float base, const float* factors,
+                float scale) const;
+  void KeepForm(int64_t rows, int64_t head_dim, float base, const float* factors, float scale);
 
   std::vector<float> table_;
   std::vector<int32_t> row_positions_;  // GetRows' key; empty when Get filled the table
   int32_t first_position_ = -1;
   int64_t rows_ = 0, head_dim_ = 0;
   float base_ = 0.0f;
+  const float* factors_ = nullptr;
+  float scale_ = 1.0f;
 };
 
 }  // namespace staticlm::cpu

@@ -411,7 +411,7 @@ struct Translator {
 
   // The RoPE rows of `op` (a rope op, or the query rotation of a Sink cache's attention).
   Status RopeRegion(const Op& op, Region* out) const {
-    const RopeRows::Entry* e = rope.Find(op);
+    const RopeRows::Entry* e = rope.Find(plan, op);
     if (e == nullptr || op.params.head_dim % 2 != 0) {
       return Status::Error(StatusCode::kInternal, "Vulkan: no RoPE rows for %s (head size %d)",
                            T(op.outputs[0]).name, op.params.head_dim);
@@ -544,12 +544,12 @@ struct Translator {
         a.params.rope_halves != b.params.rope_halves) {
       return false;
     }
-    const RopeRows::Entry* e = rope.Find(a);
+    const RopeRows::Entry* e = rope.Find(plan, a);
     const TensorRegion& x = T(a.outputs[0]);
     const TensorRegion& y = T(b.outputs[0]);
     bool apart = x.buffer != y.buffer || x.offset + x.bytes() <= y.offset ||
                  y.offset + y.bytes() <= x.offset;
-    return e != nullptr && e == rope.Find(b) && a.params.head_dim == b.params.head_dim &&
+    return e != nullptr && e == rope.Find(plan, b) && a.params.head_dim == b.params.head_dim &&
            a.params.rows_from_step == b.params.rows_from_step && x.shape[0] == y.shape[0] && apart;
   }
 
@@ -587,6 +587,8 @@ struct Translator {
         return Elementwise(op, "silu_mul", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kGeluMul:
         return Elementwise(op, "gelu_mul", op.outputs[0], op.inputs[0], count, width);
+      case OpKind::kAddBias:  // b0 x, b1 the bias (one row, repeated on every row)
+        return Elementwise(op, "add_bias", op.outputs[0], op.inputs[0], count, width);
       case OpKind::kTakeLast: {
         Dispatch& d = Add("take_last");
         d.bind[0] = R(op.inputs[0]);

@@ -22,29 +22,47 @@ void WriteStepBlock(const Plan& plan, const StepParams& step, StepBlock* out) {
   }
 }
 
-bool RopeRows::Same(const Entry& e, const Op& op) {
+namespace {
+
+// The weights-buffer offset of a rope op's frequency factors, or RopeRows::kNoFactors.
+uint64_t FactorsOffset(const Plan& plan, const Op& op) {
+  return op.kind == OpKind::kRope && op.n_inputs == 1 ? plan.tensors[op.inputs[0]].offset
+                                                      : RopeRows::kNoFactors;
+}
+
+}  // namespace
+
+bool RopeRows::Same(const Entry& e, const Plan& plan, const Op& op) {
   const OpParams& p = op.params;
   const bool sink_query = op.kind == OpKind::kAttention;
   if (e.sink_query != sink_query || e.params.head_dim != p.head_dim ||
-      e.params.rope_base != p.rope_base) {
+      e.params.rope_base != p.rope_base || e.params.rope_scale != p.rope_scale ||
+      e.factors_offset != FactorsOffset(plan, op)) {
     return false;
   }
   return !sink_query || (e.params.sinks == p.sinks && e.params.window == p.window);
 }
 
-void RopeRows::AddPlan(const Plan& plan) {
+void RopeRows::AddPlan(const Plan& plan, const uint8_t* weights) {
   max_rows_ = std::max(max_rows_, plan.limits.prefill_chunk);
   for (const Op& op : plan.ops) {
     const bool sink = op.kind == OpKind::kAttention && op.params.cache_policy == CachePolicy::kSink;
-    if ((op.kind != OpKind::kRope && !sink) || Find(op) != nullptr) continue;
+    if ((op.kind != OpKind::kRope && !sink) || Find(plan, op) != nullptr) continue;
     Entry e;
     e.sink_query = sink;
     e.params = op.params;
     e.inv_freq = inv_freq_.size();
+    e.factors_offset = FactorsOffset(plan, op);
     const int64_t hd = op.params.head_dim;
     for (int64_t i = 0; i < hd / 2; ++i) {
-      inv_freq_.push_back(std::pow(static_cast<double>(op.params.rope_base),
-                                   -2.0 * static_cast<double>(i) / static_cast<double>(hd)));
+      double inv_freq = std::pow(static_cast<double>(op.params.rope_base),
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+      if (e.factors_offset != kNoFactors) {  // as ref::RopeScaled: divided in double
+        float factor = 0.0f;
+        std::memcpy(&factor, weights + e.factors_offset + 4 * static_cast<uint64_t>(i), 4);
+        inv_freq /= static_cast<double>(factor);
+      }
+      inv_freq_.push_back(inv_freq);
     }
     entries_.push_back(e);
   }
@@ -56,9 +74,9 @@ void RopeRows::AddPlan(const Plan& plan) {
   }
 }
 
-const RopeRows::Entry* RopeRows::Find(const Op& op) const {
+const RopeRows::Entry* RopeRows::Find(const Plan& plan, const Op& op) const {
   for (const Entry& e : entries_) {
-    if (Same(e, op)) return &e;
+    if (Same(e, plan, op)) return &e;
   }
   return nullptr;
 }
@@ -92,6 +110,10 @@ void RopeRows::Write(const Plan& plan, const StepParams& step, uint8_t* dst) con
         const double angle = static_cast<double>(angle_of) * inv_freq[i];
         pair[0] = static_cast<float>(std::cos(angle));
         pair[1] = static_cast<float>(std::sin(angle));
+        if (e.params.rope_scale != 1.0f) {  // as ref::RopeScaled: scaled after rounding
+          pair[0] *= e.params.rope_scale;
+          pair[1] *= e.params.rope_scale;
+        }
         std::memcpy(dst + e.offset + static_cast<uint64_t>((r * pairs + i) * 2) * sizeof(float),
                     pair, sizeof(pair));
       }

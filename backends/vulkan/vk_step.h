@@ -39,16 +39,23 @@ class RopeRows {
  public:
   struct Entry {
     bool sink_query = false;  // false: a rope op's rotation
-    OpParams params;          // head_dim, rope_base; for sink_query also the cache policy
+    OpParams params;          // head_dim, rope_base, rope_scale; for sink_query also the cache
+                              // policy
     uint64_t offset = 0;      // bytes into the buffer
     size_t inv_freq = 0;      // index of its first inverse frequency in inv_freq_
+    // Where the op's frequency factors are in the weights buffer (kNoFactors: none); they are
+    // folded into the inverse frequencies.
+    uint64_t factors_offset = kNoFactors;
   };
+  static constexpr uint64_t kNoFactors = ~uint64_t{0};
 
   // Init only: adds the configurations of `plan` not yet known and grows the rows to its
-  // largest step (prefill_chunk).
-  void AddPlan(const Plan& plan);
-  // The entry serving `op` (a kRope op, or a kAttention op over a Sink cache); nullptr if none.
-  const Entry* Find(const Op& op) const;
+  // largest step (prefill_chunk). `weights` is the weights buffer's host copy (the factors are
+  // read from it).
+  void AddPlan(const Plan& plan, const uint8_t* weights);
+  // The entry serving `op` of `plan` (a kRope op, or a kAttention op over a Sink cache);
+  // nullptr if none.
+  const Entry* Find(const Plan& plan, const Op& op) const;
   uint64_t EntryBytes(const Entry& e) const;
   uint64_t bytes() const;  // the whole buffer; at least 16 so it can always be created
 
@@ -57,7 +64,7 @@ class RopeRows {
   void Write(const Plan& plan, const StepParams& step, uint8_t* dst) const;
 
  private:
-  static bool Same(const Entry& e, const Op& op);
+  static bool Same(const Entry& e, const Plan& plan, const Op& op);
 
   std::vector<Entry> entries_;
   std::vector<double> inv_freq_;  // base^(−2i / head_dim), as the CPU kernels compute it

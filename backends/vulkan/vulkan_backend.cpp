@@ -75,7 +75,9 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   const DeviceInfo& info = dc_.info();
   matmul_style_ = ChooseMatMulStyle(info, test_.force_matmul_style);
 
-  for (int i = 0; i < n_plans; ++i) rope_rows_.AddPlan(*plans[i]);
+  for (int i = 0; i < n_plans; ++i) {
+    rope_rows_.AddPlan(*plans[i], buffers.data[static_cast<int>(BufferId::kWeights)]);
+  }
   DispatchOptions dispatch_options;
   dispatch_options.matmul_style = matmul_style_;
   dispatch_options.max_group_count_x = info.max_group_count_x;

@@ -117,6 +117,14 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
                config.sliding_window_pattern, config.LayerRopeBase(0));
     }
   }
+  if (file.FindTensor("rope_freqs.weight") != nullptr) {
+    sink.Add("RoPE scaling: frequency factors from rope_freqs.weight (Llama 3)\n");
+  } else if (file.FindTensor("rope_factors_short.weight") != nullptr) {
+    sink.Add(
+        "RoPE scaling: longrope, short factors up to a context of %d, long beyond; "
+        "attention factor %g\n",
+        config.rope_original_context, config.rope_attn_factor);
+  }
   sink.Add("metadata:\n");
   for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);
   DescribeTensorTypes(file, &sink);

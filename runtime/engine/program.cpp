@@ -17,12 +17,13 @@ namespace staticlm {
 namespace {
 
 // The sliding window a model's metadata gives, and which layers keep a global cache (every
-// `pattern`-th layer: Gemma's hybrid cache): `--window model`, and always for a family whose
-// layers slide by design (Architecture::swa_pattern), where a cache that did not forget would
-// compute another model. A context no longer than the window needs no ring: every layer keeps
-// it all, which is the same attention.
+// `pattern`-th layer: Gemma's hybrid cache; no pattern: Mistral's window slides on every
+// layer). A model whose metadata gives a window slides by design, in any family, where a cache
+// that did not forget would compute another model: the window is always the model's, and
+// `--window model` asks for it by name. A context no longer than the window needs no ring:
+// every layer keeps it all, which is the same attention.
 Status UseModelWindow(const ModelConfig& c, EngineLimits* limits) {
-  const bool intrinsic = c.arch->swa_pattern > 0 && c.sliding_window > 0;
+  const bool intrinsic = c.sliding_window > 0;
   if (limits->window > 0 && intrinsic && limits->window != c.sliding_window) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "%s layers slide over the model's window of %d tokens; --window %d "
@@ -180,6 +181,9 @@ void Program::SplitKvBytes(MemoryReport* report) const {
     uint64_t& kind = op.params.cache_policy == CachePolicy::kStatic ? report->kv_global_bytes
                                                                     : report->kv_ring_bytes;
     for (int i = 0; i < op.n_outputs; ++i) {
+      // A loaded plan file is reported before the backend validates it: skip what it cannot
+      // hold (Prepare then refuses the plan).
+      if (op.outputs[i] >= plan.tensors.size()) continue;
       kind += (plan.tensors[op.outputs[i]].bytes() + kPlanAlignment - 1) / kPlanAlignment *
               kPlanAlignment;
     }

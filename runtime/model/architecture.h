@@ -33,12 +33,19 @@ struct Architecture {
   // family's constants in transformers and llama.cpp.
   int32_t swa_pattern;
   float swa_rope_base;
+  // q, k and v products add a bias (attn_q.bias, attn_k.bias, attn_v.bias: Qwen 2).
+  bool qkv_bias;
+  // ffn_up holds the gate's rows, then the up projection's ([2 · ffn, d]: Phi-3's gate_up_proj),
+  // and there is no ffn_gate. (A fused attn_qkv, [q + 2 · kv, d], is taken in any family when
+  // the file has one: llama.cpp's converter writes Phi-3's so.) Both are lowered as views of
+  // the fused tensor's rows, no copies.
+  bool fused_gate_up;
 };
 
 // The row for `name`, or nullptr when staticlm does not run that architecture.
 const Architecture* FindArchitecture(std::string_view name);
 
-// The supported names, comma-separated, for error messages ("llama, gemma3").
+// The supported names, comma-separated, for error messages ("llama, mistral, ...").
 const char* SupportedArchitectureNames();
 
 }  // namespace staticlm

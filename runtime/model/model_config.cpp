@@ -57,7 +57,7 @@ Status ReadArchitecture(const gguf::GgufFile& file, ModelConfig* c) {
   c->arch = FindArchitecture(name);
   if (c->arch == nullptr) {
     return Status::Error(StatusCode::kUnsupported,
-                         "architecture '%.*s' is not supported (supported: %s)",
+                         "general.architecture = '%.*s' is not supported (supported: %s)",
                          static_cast<int>(name.size() > 40 ? 40 : name.size()), name.data(),
                          SupportedArchitectureNames());
   }
@@ -115,10 +115,45 @@ Status CheckFeatures(const gguf::GgufFile& file, const ModelConfig& c) {
                            "partial RoPE (%u of %d dims) is not supported", rope_dims, c.head_dim);
     }
   }
-  for (const char* key : {"rope.scaling.type", "rope.scaling.factor", "attn_logit_softcapping",
-                          "final_logit_softcapping"}) {
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     if (file.FindKey(Key(c, key, k, sizeof(k))) != nullptr) {
       return Status::Error(StatusCode::kUnsupported, "%s is not supported yet", k);
+    }
+  }
+  return Status::Ok();
+}
+
+// The RoPE scaling the metadata names: none, or longrope (Phi-3; its factors are tensors).
+// Linear, YaRN and the rest would compute another model, so they are refused by value. Llama
+// 3's scaling has no key: llama.cpp's converter stores it as rope_freqs.weight.
+Status ReadRopeScaling(const gguf::GgufFile& file, ModelConfig* c) {
+  char k[96];
+  std::string_view type = "none";
+  if (file.FindKey(Key(*c, "rope.scaling.type", k, sizeof(k))) != nullptr) {
+    STATICLM_RETURN_IF_ERROR(file.GetString(k, &type));
+    if (type != "none" && type != "longrope") {
+      return Status::Error(StatusCode::kUnsupported,
+                           "%s = %.*s is not supported (supported: none, longrope)", k,
+                           static_cast<int>(type.size() > 40 ? 40 : type.size()), type.data());
+    }
+  }
+  if (file.FindKey(Key(*c, "rope.scaling.factor", k, sizeof(k))) != nullptr) {
+    float factor = 0.0f;
+    STATICLM_RETURN_IF_ERROR(file.GetF32(k, &factor));
+    if (factor != 1.0f && type != "longrope") {
+      return Status::Error(StatusCode::kUnsupported,
+                           "%s = %g is not supported (rope scaling type %.*s)", k, factor,
+                           static_cast<int>(type.size()), type.data());
+    }
+  }
+  STATICLM_RETURN_IF_ERROR(
+      ReadOptionalU32(file, Key(*c, "rope.scaling.original_context_length", k, sizeof(k)),
+                      &c->rope_original_context));
+  if (file.FindKey(Key(*c, "rope.scaling.attn_factor", k, sizeof(k))) != nullptr) {
+    STATICLM_RETURN_IF_ERROR(file.GetF32(k, &c->rope_attn_factor));
+    if (!(c->rope_attn_factor > 0.0f && c->rope_attn_factor < 100.0f)) {
+      return Status::Error(StatusCode::kFormatError, "%s = %g is out of range", k,
+                           c->rope_attn_factor);
     }
   }
   return Status::Ok();
@@ -141,6 +176,7 @@ Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config) {
   STATICLM_RETURN_IF_ERROR(ReadShape(file, &c));
   STATICLM_RETURN_IF_ERROR(CheckConsistency(c));
   STATICLM_RETURN_IF_ERROR(CheckFeatures(file, c));
+  STATICLM_RETURN_IF_ERROR(ReadRopeScaling(file, &c));
   STATICLM_RETURN_IF_ERROR(ReadWindow(file, &c));
   // The vocabulary size is the embedding table's row count; the metadata key is optional.
   const gguf::TensorInfo* embd = file.FindTensor("token_embd.weight");

@@ -32,6 +32,13 @@ struct ModelConfig {
   // for a GGUF file (Architecture::rope_halves, which says whether the converter permuted q
   // and k), always true for a Hugging Face folder, whose q and k are never permuted.
   bool rope_halves = false;
+  // RoPE scaling, in llama.cpp's GGUF conventions. Llama 3's is a rope_freqs.weight tensor
+  // (frequency divisors) and Phi-3's longrope two, rope_factors_short/long.weight: the plan
+  // builder finds them. <arch>.rope.scaling.original_context_length (0: absent): longrope uses
+  // the long factors for a context beyond it. <arch>.rope.scaling.attn_factor (else 1): cos
+  // and sin are multiplied by it.
+  int32_t rope_original_context = 0;
+  float rope_attn_factor = 1.0f;
 
   // Whether layer `layer` attends over the model's sliding window (in transformers' model; the
   // cache that serves it is the engine's choice): every layer but each pattern-th one.
@@ -46,8 +53,9 @@ struct ModelConfig {
 };
 
 // Init only. kUnsupported for an architecture missing from the table (naming the ones there
-// are) or a feature it does not run (partial RoPE, RoPE scaling); kFormatError for missing or
-// inconsistent hyperparameters (naming the key).
+// are) or a feature it does not run (partial RoPE, a RoPE scaling type other than longrope),
+// naming the key and its value; kFormatError for missing or inconsistent hyperparameters
+// (naming the key).
 Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config);
 
 }  // namespace staticlm

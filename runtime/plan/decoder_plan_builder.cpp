@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 
 #include "runtime/gguf/gguf_file.h"
@@ -62,14 +63,20 @@ class Builder {
   Status Weight(const char* name, int64_t rows, int64_t cols, bool matrix, uint32_t* index);
   Status LayerWeight(int layer, const char* suffix, int64_t rows, int64_t cols, bool matrix,
                      uint32_t* index);
+  // A view of rows [first, first + rows) of weight matrix `whole` (a fused tensor's part).
+  uint32_t RowView(uint32_t whole, int64_t first, int64_t rows, const char* part);
+  Status FindRopeFactors();
   uint32_t AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
                  std::initializer_list<uint32_t> outputs, OpParams params = {});
   // A layer's weights; the optional ones stay 0 when the architecture has none.
   struct LayerWeights {
     uint32_t attn_norm = 0, q = 0, k = 0, v = 0, o = 0, ffn_norm = 0, gate = 0, up = 0, down = 0;
     uint32_t q_norm = 0, k_norm = 0, post_attn_norm = 0, post_ffn_norm = 0;
+    uint32_t q_bias = 0, k_bias = 0, v_bias = 0;
   };
   Status ReadLayerWeights(int layer, LayerWeights* w);
+  Status ReadAttentionWeights(int layer, LayerWeights* w);
+  Status ReadFfnWeights(int layer, LayerWeights* w);
   void AddHeadNorms(const LayerWeights& w, uint32_t q_raw, uint32_t k_raw, uint32_t q, uint32_t k);
   void AddResidual(int layer, const char* name, uint32_t out, uint32_t post_norm, uint32_t x);
   Status AddLayer(int layer, uint32_t x);
@@ -81,6 +88,10 @@ class Builder {
   const ModelConfig& c_;
   const PlanLimits& limits_;
   Plan& plan_;
+  // The RoPE frequency factors every layer's rope op reads (a weight tensor), if the model has
+  // them.
+  bool has_rope_factors_ = false;
+  uint32_t rope_factors_ = 0;
 };
 
 uint32_t Builder::Add(BufferId buffer, DType dtype, std::initializer_list<int64_t> shape,
@@ -150,19 +161,76 @@ uint32_t Builder::AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
   return static_cast<uint32_t>(plan_.ops.size() - 1);
 }
 
-Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
+uint32_t Builder::RowView(uint32_t whole, int64_t first, int64_t rows, const char* part) {
+  TensorRegion view = plan_.tensors[whole];
+  const uint64_t row_bytes = DTypeBytes(view.dtype, static_cast<uint64_t>(view.shape[1]));
+  view.offset += static_cast<uint64_t>(first) * row_bytes;
+  view.shape[0] = rows;
+  // Names are for reports and errors: a long one is cut short.
+  const int length =
+      std::snprintf(view.name, sizeof(view.name), "%s[%s]", plan_.tensors[whole].name, part);
+  if (length >= static_cast<int>(sizeof(view.name))) view.name[sizeof(view.name) - 2] = '~';
+  plan_.tensors.push_back(view);
+  return static_cast<uint32_t>(plan_.tensors.size() - 1);
+}
+
+// q, k and v from their own tensors, or as views of a fused attn_qkv ([q; k; v] rows), with
+// their biases when the family has them.
+Status Builder::ReadAttentionWeights(int layer, LayerWeights* w) {
   const int64_t d = c_.width, q_width = c_.n_heads * c_.head_dim;
-  const int64_t kv_width = c_.n_kv_heads * c_.head_dim, f = c_.ffn_width, hd = c_.head_dim;
+  const int64_t kv_width = c_.n_kv_heads * c_.head_dim;
+  char fused[64];
+  std::snprintf(fused, sizeof(fused), "blk.%d.attn_qkv.weight", layer);
+  if (file_.FindTensor(fused) != nullptr) {
+    uint32_t qkv = 0;
+    STATICLM_RETURN_IF_ERROR(Weight(fused, q_width + 2 * kv_width, d, true, &qkv));
+    w->q = RowView(qkv, 0, q_width, "q");
+    w->k = RowView(qkv, q_width, kv_width, "k");
+    w->v = RowView(qkv, q_width + kv_width, kv_width, "v");
+  } else {
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q", q_width, d, true, &w->q));
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k", kv_width, d, true, &w->k));
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_v", kv_width, d, true, &w->v));
+  }
+  if (c_.arch->qkv_bias) {
+    char name[64];
+    const struct {
+      const char* tensor;
+      int64_t width;
+      uint32_t* index;
+    } biases[] = {{"attn_q", q_width, &w->q_bias},
+                  {"attn_k", kv_width, &w->k_bias},
+                  {"attn_v", kv_width, &w->v_bias}};
+    for (const auto& b : biases) {
+      std::snprintf(name, sizeof(name), "blk.%d.%s.bias", layer, b.tensor);
+      STATICLM_RETURN_IF_ERROR(Weight(name, 1, b.width, false, b.index));
+    }
+  }
+  return LayerWeight(layer, "attn_output", d, q_width, true, &w->o);
+}
+
+// gate and up from their own tensors, or as views of a fused ffn_up ([gate; up] rows).
+Status Builder::ReadFfnWeights(int layer, LayerWeights* w) {
+  const int64_t d = c_.width, f = c_.ffn_width;
+  if (c_.arch->fused_gate_up) {
+    uint32_t gate_up = 0;
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", 2 * f, d, true, &gate_up));
+    w->gate = RowView(gate_up, 0, f, "gate");
+    w->up = RowView(gate_up, f, f, "up");
+  } else {
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_gate", f, d, true, &w->gate));
+    STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w->up));
+  }
+  return LayerWeight(layer, "ffn_down", d, f, true, &w->down);
+}
+
+Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
+  const int64_t d = c_.width, hd = c_.head_dim;
   const Architecture& arch = *c_.arch;
   STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_norm", 1, d, false, &w->attn_norm));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q", q_width, d, true, &w->q));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k", kv_width, d, true, &w->k));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_v", kv_width, d, true, &w->v));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_output", d, q_width, true, &w->o));
+  STATICLM_RETURN_IF_ERROR(ReadAttentionWeights(layer, w));
   STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_norm", 1, d, false, &w->ffn_norm));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_gate", f, d, true, &w->gate));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_up", f, d, true, &w->up));
-  STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "ffn_down", d, f, true, &w->down));
+  STATICLM_RETURN_IF_ERROR(ReadFfnWeights(layer, w));
   if (arch.qk_norm) {
     STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_q_norm", 1, hd, false, &w->q_norm));
     STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "attn_k_norm", 1, hd, false, &w->k_norm));
@@ -172,6 +240,36 @@ Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
         LayerWeight(layer, "post_attention_norm", 1, d, false, &w->post_attn_norm));
     STATICLM_RETURN_IF_ERROR(LayerWeight(layer, "post_ffw_norm", 1, d, false, &w->post_ffn_norm));
   }
+  return Status::Ok();
+}
+
+// Llama 3's rope_freqs, else Phi-3's longrope factors: the short ones while the context stays
+// within the original one, the long ones beyond it (llama.cpp's choice, made once for the
+// context; transformers switches per forward pass on the longest sequence it sees).
+Status Builder::FindRopeFactors() {
+  const char* name = "rope_freqs.weight";
+  if (file_.FindTensor(name) == nullptr) {
+    const bool long_context =
+        c_.rope_original_context > 0 && limits_.max_context > c_.rope_original_context;
+    name = long_context ? "rope_factors_long.weight" : "rope_factors_short.weight";
+    if (file_.FindTensor(name) == nullptr) return Status::Ok();
+  }
+  const int64_t pairs = c_.head_dim / 2;
+  STATICLM_RETURN_IF_ERROR(Weight(name, 1, pairs, false, &rope_factors_));
+  const gguf::TensorInfo* info = file_.FindTensor(name);
+  float factor = 0.0f;
+  for (int64_t i = 0; i < pairs; ++i) {
+    std::memcpy(&factor, file_.tensor_data() + info->offset + 4 * static_cast<uint64_t>(i), 4);
+    if (!(factor > 0.0f && factor < 1e6f)) {
+      return Status::Error(StatusCode::kFormatError, "tensor '%s' holds factor %g at %lld", name,
+                           factor, static_cast<long long>(i));
+    }
+  }
+  if (limits_.sinks > 0) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "sinks are not supported with RoPE frequency factors (%s)", name);
+  }
+  has_rope_factors_ = true;
   return Status::Ok();
 }
 
@@ -237,6 +335,11 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   AddOp(OpKind::kMatMul, {h, w.q}, {q_raw});
   AddOp(OpKind::kMatMul, {h, w.k}, {k_raw});
   AddOp(OpKind::kMatMul, {h, w.v}, {v});
+  if (arch.qkv_bias) {  // after all three products, which the qkv fusion joins
+    AddOp(OpKind::kAddBias, {w.q_bias}, {q_raw});
+    AddOp(OpKind::kAddBias, {w.k_bias}, {k_raw});
+    AddOp(OpKind::kAddBias, {w.v_bias}, {v});
+  }
   if (arch.qk_norm) AddHeadNorms(w, q_raw, k_raw, q, k);
   OpParams rope{};
   rope.layer = layer;
@@ -245,8 +348,14 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   rope.head_dim = c_.head_dim;
   rope.rope_base = c_.LayerRopeBase(layer);
   rope.rope_halves = c_.rope_halves;
-  AddOp(OpKind::kRope, {}, {q}, rope);
-  AddOp(OpKind::kRope, {}, {k}, rope);
+  rope.rope_scale = c_.rope_attn_factor;
+  if (has_rope_factors_) {
+    AddOp(OpKind::kRope, {rope_factors_}, {q}, rope);
+    AddOp(OpKind::kRope, {rope_factors_}, {k}, rope);
+  } else {
+    AddOp(OpKind::kRope, {}, {q}, rope);
+    AddOp(OpKind::kRope, {}, {k}, rope);
+  }
   uint32_t store = AddOp(OpKind::kKvStore, {k, v}, {}, heads);
   uint32_t attend = AddOp(OpKind::kAttention, {q, cache[0], cache[1], scores}, {att}, heads);
   for (int i = 0; i < n_cache; ++i) {
@@ -358,6 +467,7 @@ Status Builder::Build() {
                           ? static_cast<float>(std::sqrt(static_cast<double>(c_.width)))
                           : 1.0f;
   AddOp(OpKind::kEmbed, {embd, plan_.tokens_tensor}, {x}, embed);
+  STATICLM_RETURN_IF_ERROR(FindRopeFactors());
   for (int layer = 0; layer < c_.n_layers; ++layer) STATICLM_RETURN_IF_ERROR(AddLayer(layer, x));
 
   AddHead(x, out_norm, head);

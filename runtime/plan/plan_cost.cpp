@@ -106,8 +106,15 @@ StepCost EstimateOpCost(const Plan& plan, const Op& op, int32_t n_tokens, int32_
       c.bytes_written = out_bytes;
       c.flops = U(rows * out.shape[1]) * (op.kind == OpKind::kAdd ? 1 : 4);
       break;
+    case OpKind::kAddBias:
+      c.weight_bytes = plan.tensors[op.inputs[0]].bytes();
+      c.bytes_read = c.weight_bytes + out_bytes;
+      c.bytes_written = out_bytes;
+      c.flops = U(rows * out.shape[1]);
+      break;
     case OpKind::kRope:
-      c.bytes_read = out_bytes;
+      if (op.n_inputs == 1) c.weight_bytes = plan.tensors[op.inputs[0]].bytes();
+      c.bytes_read = c.weight_bytes + out_bytes;
       c.bytes_written = out_bytes;
       c.flops = 6 * U(rows * out.shape[1]) / 2;
       break;

@@ -98,6 +98,7 @@ void WriteOp(Writer* w, const Op& op) {
   w->F32(p.rope_base);
   w->F32(p.scale);
   w->F32(p.embed_scale);
+  w->F32(p.rope_scale);
   w->U8(p.rows_from_step ? 1 : 0);
   w->U8(p.n_weights);
   w->U8(static_cast<uint8_t>((p.norm_input ? 1 : 0) | (p.silu_mul ? 2 : 0) |
@@ -176,11 +177,11 @@ Status ReadOp(Reader* r, Op* op) {
   for (uint32_t& o : op->outputs) ok = ok && r->U32(&o);
   ok = ok && r->U32(&layer) && r->U32(&heads) && r->U32(&kv_heads) && r->U32(&head_dim) &&
        r->U32(&norm_group) && r->F32(&p.eps) && r->F32(&p.rope_base) && r->F32(&p.scale) &&
-       r->F32(&p.embed_scale) && r->U8(&rows_from_step) && r->U8(&p.n_weights) && r->U8(&flags) &&
-       r->U8(&policy) && r->U8(&quant);
+       r->F32(&p.embed_scale) && r->F32(&p.rope_scale) && r->U8(&rows_from_step) &&
+       r->U8(&p.n_weights) && r->U8(&flags) && r->U8(&policy) && r->U8(&quant);
   for (uint32_t& v : cache) ok = ok && r->U32(&v);
   if (!ok) return Truncated("an op");
-  if (kind > static_cast<uint8_t>(OpKind::kGeluMul) || op->n_inputs > kMaxOpInputs ||
+  if (kind > static_cast<uint8_t>(OpKind::kAddBias) || op->n_inputs > kMaxOpInputs ||
       op->n_outputs > kMaxOpOutputs || op->n_outputs == 0 || rows_from_step > 1 || flags > 15 ||
       policy > static_cast<uint8_t>(CachePolicy::kSink) ||
       quant > static_cast<uint8_t>(KvQuant::kQ4)) {

@@ -16,7 +16,8 @@
 
 namespace staticlm {
 
-constexpr uint32_t kPlanFormatVersion = 4;
+// 5: ops carry rope_scale; kAddBias and kRope frequency factors.
+constexpr uint32_t kPlanFormatVersion = 5;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

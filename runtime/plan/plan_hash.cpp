@@ -50,6 +50,7 @@ void HashOp(Fnv1a* h, const Op& op) {
   h->F32(p.rope_base);
   h->F32(p.scale);
   h->F32(p.embed_scale);
+  h->F32(p.rope_scale);
   h->U64((p.rows_from_step ? 1u : 0u) | (p.norm_input ? 2u : 0u) | (p.silu_mul ? 4u : 0u) |
          (p.accumulate ? 8u : 0u) | (p.rope_halves ? 16u : 0u));
   h->U64(p.n_weights);
