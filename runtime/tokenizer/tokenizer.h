@@ -35,6 +35,16 @@
 
 namespace staticlm {
 
+// Where a SentencePiece-style vocabulary puts a "▁" before a stretch of text (the text
+// between special tokens): never, only before the stretch that starts the text, or before
+// every stretch. Unless `prefix_always_added`, not before one that already starts with a space.
+enum class SpacePrefix : uint8_t { kNever, kFirst, kAlways };
+
+// Per-token flags of added tokens (tokenizer.json's lstrip and rstrip): the whitespace
+// before (lstrip) or after (rstrip) the token's text is swallowed by it.
+inline constexpr uint8_t kTokenLstrip = 1;
+inline constexpr uint8_t kTokenRstrip = 2;
+
 // What Tokenizer::Init reads. Views are borrowed only for the duration of Init.
 struct TokenizerSpec {
   std::string_view model;  // tokenizer.ggml.model: "gpt2" or "llama"
@@ -55,6 +65,20 @@ struct TokenizerSpec {
   // with a space. Absent means true, as in llama.cpp and transformers' LlamaTokenizer.
   // Gemma files ignore it (transformers' GemmaTokenizer never prepends).
   bool add_space_prefix = true;
+
+  // Set only by the tokenizer.json reader (tokenizer_json.h); a GGUF file leaves these.
+  bool has_pre_kind = false;  // pre_kind replaces `pre`
+  text::PreTokenizerKind pre_kind = text::PreTokenizerKind::kGpt2;
+  bool ignore_merges = false;  // BPE: a piece that is itself a token is not merged (Llama 3)
+  // "llama" with merges: the space rules below replace add_space_prefix and Gemma's rules.
+  bool has_space_rules = false;
+  SpacePrefix space_prefix = SpacePrefix::kFirst;
+  bool prefix_always_added = false;  // a Prepend normalizer: even before a leading space
+  bool split_at_metaspace = false;   // Metaspace split: every "▁" starts a new word
+  bool fuse_unk = false;             // consecutive unknown characters give one unk token
+  std::vector<uint8_t> token_flags;  // kTokenLstrip | kTokenRstrip per token; empty: none
+  // How many leading spaces the decoder strips from a whole decoded text (a Strip decoder).
+  int32_t decode_strip_leading = 0;
 };
 
 class Tokenizer {
@@ -82,6 +106,9 @@ class Tokenizer {
   int32_t unk_id() const { return unk_id_; }  // -1: none; never produced (byte fallback)
   bool add_bos() const { return add_bos_; }
   size_t max_text_bytes() const { return max_text_bytes_; }
+  // Leading spaces a full decode drops (tokenizer.json's Strip decoder; 0 otherwise).
+  // TokenBytes never drops them: a streamed continuation keeps its spaces.
+  int32_t decode_strip_leading() const { return decode_strip_leading_; }
   // Host memory this tokenizer holds after Init, in bytes: its vocabulary and merge tables
   // and the Encode scratch (all of it sized at Init, none of it growing later).
   size_t ScratchBytes() const;
@@ -105,6 +132,8 @@ class Tokenizer {
   Status InitVocabulary(const TokenizerSpec& spec);
   Status InitMerges(const TokenizerSpec& spec);
   Status InitSpm(const TokenizerSpec& spec, size_t max_text_bytes);
+  Status InitSpmMerges(const TokenizerSpec& spec, size_t max_text_bytes);
+  Status InitNormalIndex();
   size_t DecodeTokenBytes(size_t i, TokenType type, std::string_view t, char* out, size_t cap,
                           Status* status) const;
   Status InitSpecials();
@@ -113,13 +142,18 @@ class Tokenizer {
                        size_t* n);
   Status EncodeSpmStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
                           size_t* n);
+  Status EncodeSpmWord(std::string_view word, int32_t* out, size_t capacity, size_t* n);
+  Status EncodeBytePiece(std::string_view piece, int32_t* out, size_t capacity, size_t* n);
+  size_t NormalizeSpmStretch(std::string_view text, bool at_start);
 
   enum class Model { kBpe, kSpm };
 
   static constexpr uint8_t kAttrControl = 1;      // recognised only with parse_special
   static constexpr uint8_t kAttrUserDefined = 2;  // always recognised
   static constexpr uint8_t kAttrEndOfGen = 4;
-  static constexpr uint8_t kAttrNormal = 8;  // byte-level spelled, takes part in BPE
+  static constexpr uint8_t kAttrNormal = 8;   // byte-level spelled, takes part in BPE
+  static constexpr uint8_t kAttrLstrip = 16;  // swallows the whitespace before it
+  static constexpr uint8_t kAttrRstrip = 32;  // swallows the whitespace after it
 
   bool initialized_ = false;
   Model model_ = Model::kBpe;
@@ -128,9 +162,17 @@ class Tokenizer {
   int32_t eos_id_ = -1;
   int32_t unk_id_ = -1;
   bool add_bos_ = false;
-  bool add_space_prefix_ = false;  // SentencePiece only
   size_t max_text_bytes_ = 0;
   size_t max_token_bytes_ = 0;
+  int32_t decode_strip_leading_ = 0;
+  bool ignore_merges_ = false;
+  // SentencePiece-style only: where "▁" goes (see SpacePrefix), and whether merges come
+  // from a merge list (tokenizer.json, pair ranks as Hugging Face's BPE) or from scores.
+  SpacePrefix space_prefix_ = SpacePrefix::kNever;
+  bool prefix_always_added_ = false;
+  bool split_at_metaspace_ = false;
+  bool spm_merges_ = false;
+  bool fuse_unk_ = false;
 
   // Token i's text is text_[text_offsets_[i] .. text_offsets_[i + 1]), likewise its bytes.
   std::vector<char> text_;
@@ -142,6 +184,9 @@ class Tokenizer {
   // The single-byte token of each byte; -1 for bytes the vocabulary lacks (SmolLM2 has no
   // token for a few control bytes such as 0x04), which Encode drops like the reference.
   int32_t byte_ids_[256] = {};
+  // SentencePiece-style with a merge list: the <0xNN> byte-fallback token of each byte, -1
+  // where the vocabulary has none.
+  int32_t fallback_ids_[256] = {};
   text::MergeTable merges_;
   // Special tokens (control and user-defined) by text: special_index_ holds all of them,
   // user_index_ the user-defined ones (matched without parse_special); a text shared by
@@ -153,6 +198,9 @@ class Tokenizer {
   std::vector<uint32_t> special_lengths_;
   uint32_t length_begin_[257] = {};
   text::BpeEncoder bpe_;
+  // Normal tokens by the bytes they stand for (byte-level with ignore_merges), or by their
+  // spelling (SentencePiece-style with a merge list: a character's token).
+  text::TokenIndex normal_index_;
 
   // SentencePiece ("llama") only: the merge vocabulary, the encoder, and the buffer a
   // stretch of text is normalized into (spaces as "▁", 3 bytes each, plus a prefix).
