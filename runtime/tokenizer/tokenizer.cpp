@@ -20,7 +20,8 @@ size_t Tokenizer::ScratchBytes() const {
          (text_offsets_.capacity() + bytes_offsets_.capacity()) * sizeof(uint32_t) +
          attrs_.capacity() + special_index_.bytes() + user_index_.bytes() +
          special_lengths_.capacity() * sizeof(uint32_t) + merges_.bytes() + bpe_.bytes() +
-         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity() + normal_index_.bytes();
+         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity() + normal_index_.bytes() +
+         nfc_.bytes();
 }
 
 bool Tokenizer::IsEndOfGeneration(int32_t id) const {
@@ -61,6 +62,7 @@ Status Tokenizer::TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const
 // Byte-level BPE: pre-tokenize, then BPE each piece.
 Status Tokenizer::EncodeStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
                                 size_t* n) {
+  if (nfc_enabled_) text = nfc_.Normalize(text);
   if (model_ == Model::kSpm) return EncodeSpmStretch(text, at_start, out, capacity, n);
   text::PieceSplitter splitter(text, pre_);
   std::string_view piece;

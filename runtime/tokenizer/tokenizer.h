@@ -27,6 +27,7 @@
 #include "platform/status.h"
 #include "runtime/tokenizer/bpe_encoder.h"
 #include "runtime/tokenizer/merge_table.h"
+#include "runtime/tokenizer/nfc.h"
 #include "runtime/tokenizer/pre_tokenizer.h"
 #include "runtime/tokenizer/spm_encoder.h"
 #include "runtime/tokenizer/spm_vocab.h"
@@ -70,6 +71,7 @@ struct TokenizerSpec {
   bool has_pre_kind = false;  // pre_kind replaces `pre`
   text::PreTokenizerKind pre_kind = text::PreTokenizerKind::kGpt2;
   bool ignore_merges = false;  // BPE: a piece that is itself a token is not merged (Llama 3)
+  bool nfc = false;            // an NFC normalizer: each stretch is NFC-normalized first
   // "llama" with merges: the space rules below replace add_space_prefix and Gemma's rules.
   bool has_space_rules = false;
   SpacePrefix space_prefix = SpacePrefix::kFirst;
@@ -166,6 +168,8 @@ class Tokenizer {
   size_t max_token_bytes_ = 0;
   int32_t decode_strip_leading_ = 0;
   bool ignore_merges_ = false;
+  bool nfc_enabled_ = false;
+  text::NfcNormalizer nfc_;  // with nfc_enabled_ only
   // SentencePiece-style only: where "▁" goes (see SpacePrefix), and whether merges come
   // from a merge list (tokenizer.json, pair ranks as Hugging Face's BPE) or from scores.
   SpacePrefix space_prefix_ = SpacePrefix::kNever;

@@ -9,6 +9,7 @@
 
 #include "runtime/tokenizer/byte_level.h"
 #include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/unicode_nfc_tables.h"
 
 namespace staticlm {
 
@@ -91,6 +92,8 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
   split_at_metaspace_ = false;
   space_prefix_ = SpacePrefix::kNever;
   ignore_merges_ = spec.ignore_merges;
+  nfc_enabled_ = spec.nfc;
+  nfc_ = text::NfcNormalizer();
   decode_strip_leading_ = spec.decode_strip_leading;
   if (spec.model == "gpt2") {
     model_ = Model::kBpe;
@@ -103,6 +106,13 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
     }
   } else if (spec.model == "llama") {
     model_ = Model::kSpm;
+    // Merge lists come with tokenizer.json (and its space rules); a GGUF SentencePiece
+    // vocabulary merges by score, and llama.cpp ignores merges there.
+    if (!spec.merges.empty() && !spec.has_space_rules) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "tokenizer.ggml.merges in a 'llama' (SentencePiece) vocabulary is "
+                           "not supported");
+    }
   } else {
     return Status::Error(StatusCode::kUnsupported,
                          "tokenizer model '%.*s' is not supported ('gpt2' byte-level BPE, "
@@ -114,12 +124,18 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
                          max_text_bytes);
   }
   STATICLM_RETURN_IF_ERROR(InitVocabulary(spec));
+  // NFC may lengthen a stretch (at most kNfcMaxExpansion-fold); the encoders see its output.
+  size_t max_stretch = max_text_bytes;
+  if (nfc_enabled_) {
+    STATICLM_RETURN_IF_ERROR(nfc_.Init(max_text_bytes));
+    max_stretch = max_text_bytes * text::kNfcMaxExpansion;
+  }
   if (model_ == Model::kBpe) {
     STATICLM_RETURN_IF_ERROR(InitMerges(spec));
-    STATICLM_RETURN_IF_ERROR(bpe_.Init(max_text_bytes));
+    STATICLM_RETURN_IF_ERROR(bpe_.Init(max_stretch));
     if (ignore_merges_) STATICLM_RETURN_IF_ERROR(InitNormalIndex());
   } else {
-    STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_text_bytes));
+    STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_stretch));
   }
   STATICLM_RETURN_IF_ERROR(InitSpecials());
   max_text_bytes_ = max_text_bytes;

@@ -136,7 +136,8 @@ Status ReadAddedToken(const Json& t, const std::string& field, bool has_normaliz
   STATICLM_RETURN_IF_ERROR(json_fields::GetBool(t, "single_word", kFile, field, &single_word));
   if (single_word) return json_fields::Unsupported(kFile, Join(field, "single_word"), true);
   // A normalized token is matched in the normalized text; staticlm matches the raw text,
-  // which is the same only when there is no normalizer.
+  // which is the same without a normalizer, and with NFC alone unless a combining mark
+  // right after the token would compose with its last character.
   if (normalized && has_normalizer) {
     return json_fields::Unsupported(kFile, Join(field, "normalized"), true, "with a normalizer");
   }
@@ -272,7 +273,7 @@ Status ReadTokenizerJson(std::string_view tokenizer_json, std::string_view confi
   if (!byte_fallback && (!stages.byte_level || stages.has_normalizer)) {
     return json_fields::Unsupported(kFile, "model.byte_fallback", false,
                                     "byte-level BPE needs a ByteLevel pre_tokenizer and no "
-                                    "normalizer");
+                                    "normalizer but NFC");
   }
   if (byte_fallback && !stages.spaces_to_metaspace) {
     return json_fields::Unsupported(kFile, "model.byte_fallback", true,

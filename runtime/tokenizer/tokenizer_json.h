@@ -8,8 +8,8 @@
 //                 with <0xNN> byte tokens. merges as "a b" strings or [a, b] pairs;
 //                 ignore_merges, fuse_unk, unk_token; dropout must be null and
 //                 continuing_subword_prefix / end_of_word_suffix empty.
-//   normalizer    null, Prepend("▁"), Replace(" " -> "▁") or a Sequence of them
-//                 (SentencePiece-style only).
+//   normalizer    null, NFC, Prepend("▁"), Replace(" " -> "▁") or a Sequence of them
+//                 (byte-level BPE: NFC only).
 //   pre_tokenizer ByteLevel (GPT-2 regex, add_prefix_space false); Sequence of
 //                 Split(the Llama 3 or Qwen2 regex, Isolated) or Digits(individual_digits)
 //                 and then ByteLevel; Metaspace("▁", prepend_scheme, split) or null

@@ -67,12 +67,17 @@ Status ReadOneNormalizer(const Json& node, const std::string& field, Stages* sta
     }
     return Status::Ok();
   }
+  if (type == "NFC") {
+    spec->nfc = true;
+    return Status::Ok();
+  }
   if (type == "Prepend") {
     std::string prepend;
     STATICLM_RETURN_IF_ERROR(json_fields::GetString(node, "prepend", kFile, field, &prepend));
     if (prepend != kMeta) {
       return json_fields::Unsupported(kFile, Join(field, "prepend"), prepend, "only \"▁\"");
     }
+    stages->has_normalizer = true;
     spec->has_space_rules = true;
     spec->space_prefix = SpacePrefix::kAlways;
     spec->prefix_always_added = true;
@@ -87,11 +92,12 @@ Status ReadOneNormalizer(const Json& node, const std::string& field, Stages* sta
                                       "only \" \" -> \"▁\"");
     }
     stages->spaces_to_metaspace = true;
+    stages->has_normalizer = true;
     spec->has_space_rules = true;
     return Status::Ok();
   }
   return json_fields::Unsupported(kFile, Join(field, "type"), type,
-                                  "Prepend, Replace or a Sequence of them");
+                                  "NFC, Prepend, Replace or a Sequence of them");
 }
 
 // Split(pattern, Isolated) with one of the patterns above.
@@ -208,7 +214,6 @@ Status ReadByteLevelSequence(const Json& list, const std::string& field, Stages*
 
 Status ReadNormalizer(const Json* node, Stages* stages, TokenizerSpec* spec) {
   if (node == nullptr || node->is_null()) return Status::Ok();
-  stages->has_normalizer = true;
   return ReadOneNormalizer(*node, "normalizer", stages, spec);
 }
 

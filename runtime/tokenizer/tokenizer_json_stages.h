@@ -14,8 +14,8 @@ inline constexpr const char kFile[] = "tokenizer.json";
 struct Stages {
   bool byte_level = false;           // a ByteLevel pre-tokenizer was found
   bool spaces_to_metaspace = false;  // Replace(" ", "▁") or Metaspace
-  bool has_normalizer = false;
-  int32_t bos_id = -1;  // TemplateProcessing's leading special token
+  bool has_normalizer = false;       // one that changes more than NFC does
+  int32_t bos_id = -1;               // TemplateProcessing's leading special token
 };
 
 // `byte_fallback`: the model is SentencePiece-style (decides which stages fit).
