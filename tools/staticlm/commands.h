@@ -9,5 +9,7 @@ int InspectCommand(int argc, char** argv);
 int BenchCommand(int argc, char** argv);
 int PlanCommand(int argc, char** argv);
 int BatchCommand(int argc, char** argv);
+int TokenizeCommand(int argc, char** argv);
+int DetokenizeCommand(int argc, char** argv);
 
 }  // namespace staticlm::cli
