@@ -5,6 +5,9 @@
 //     (U+2581), then score- or position-ordered merges with byte fallback (SpmEncoder). The
 //     ids are those of the tokenizer transformers builds from the GGUF file.
 // Both share the vocabulary tables, the special-token matching and the decoding below.
+// A Hugging Face tokenizer.json becomes the same spec (tokenizer_json.h): byte-level BPE with
+// its split pattern, or SentencePiece-style BPE ordered by its merge list with byte fallback,
+// plus the options only such files carry (NFC, ignore_merges, lstrip/rstrip, space rules).
 //
 // Built once from a TokenizerSpec (the tokenizer.ggml.* metadata, see tokenizer_from_gguf.h);
 // Init copies everything it needs and allocates all the scratch Encode will use, so the
@@ -49,7 +52,9 @@ inline constexpr uint8_t kTokenRstrip = 2;
 // What Tokenizer::Init reads. Views are borrowed only for the duration of Init.
 struct TokenizerSpec {
   std::string_view model;  // tokenizer.ggml.model: "gpt2" or "llama"
-  std::string_view pre;    // tokenizer.ggml.pre (gpt2 only): "smollm", "starcoder", "gpt2"
+  // tokenizer.ggml.pre (gpt2 only): "gpt2"/"gpt-2", "smollm"/"starcoder", "llama-bpe",
+  // "qwen2" (see PreTokenizerOfGgufName in tokenizer_init.cpp)
+  std::string_view pre;
   // general.architecture. For "llama" vocabularies of gemma, gemma2 and gemma3 files it
   // selects the rules transformers applies to those (see SpmVocabOptions and Init).
   std::string_view architecture;
@@ -96,7 +101,8 @@ class Tokenizer {
   // user-defined tokens are always recognised (except Gemma's space runs, which merging
   // forms); the longest match wins. Prepends BOS only when the file's add_bos flag is set.
   // At most text.size() + 1 ids are written, one more with a SentencePiece space prefix
-  // (and three per space for a SentencePiece vocabulary without a "▁" token).
+  // (and three per space for a SentencePiece vocabulary without a "▁" token; with an NFC
+  // normalizer, up to kNfcMaxExpansion times as many, NFC lengthening some text).
   // kInvalidArgument when text exceeds max_text_bytes, is not valid UTF-8, or the ids do
   // not fit in `capacity`; kInvalidState before Init.
   Status Encode(std::string_view text, bool parse_special, int32_t* out, size_t capacity,
