@@ -83,10 +83,12 @@ int TokenizeCommand(int argc, char** argv) {
   const size_t bytes = std::strlen(text);
   staticlm_context* ctx = TokenizerContext(&o, bytes);
   if (ctx == nullptr) return 1;
-  std::unique_ptr<int32_t[]> ids(new int32_t[bytes + 2]);
+  // An id per byte, BOS and a space prefix; NFC (Qwen2's tokenizer.json) can triple the text.
+  const size_t capacity = 3 * bytes + 4;
+  std::unique_ptr<int32_t[]> ids(new int32_t[capacity]);
   size_t n = 0;
   int exit_code = 0;
-  if (staticlm_tokenize(ctx, text, bytes, 1, ids.get(), bytes + 2, &n) != STATICLM_OK) {
+  if (staticlm_tokenize(ctx, text, bytes, 1, ids.get(), capacity, &n) != STATICLM_OK) {
     std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
     exit_code = 1;
   } else {
