@@ -73,7 +73,7 @@ TEST_P(TokenizerJsonNoAllocTest, EncodeAllocatesNothing) {
 
 INSTANTIATE_TEST_SUITE_P(Styles, TokenizerJsonNoAllocTest,
                          testing::Values("gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace",
-                                         "added", "digits"),
+                                         "metaspace_split", "gemma", "added", "digits"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

@@ -256,6 +256,7 @@ Status ReadTokenizerJson(std::string_view tokenizer_json, std::string_view confi
   STATICLM_RETURN_IF_ERROR(json_fields::Require(root, "model", kFile, "", &model));
   if (!model->is_object()) return json_fields::NotA(kFile, "model", "an object");
   TokenizerSpec& spec = out->spec;
+  spec.space_prefix = SpacePrefix::kNever;  // until a Prepend or Metaspace says otherwise
   bool byte_fallback = false;
   std::string unk;
   STATICLM_RETURN_IF_ERROR(ReadModelFlags(*model, &byte_fallback, &unk, &spec));

@@ -16,8 +16,9 @@
 //                 (SentencePiece-style).
 //   post_processor null, ByteLevel, TemplateProcessing adding one leading special token (the
 //                 BOS), or a Sequence of those.
-//   decoder       ByteLevel; or Replace("▁" -> " "), ByteFallback, Fuse, Strip(" ", n, 0)
-//                 in a Sequence; or Metaspace.
+//   decoder       ByteLevel; or a Sequence of ByteFallback, Replace("▁" -> " "), Fuse and
+//                 Strip(" ", n, 0) after Fuse (byte_fallback models; a Metaspace decoder
+//                 drops every "▁" of the first token, which staticlm does not do).
 //   added_tokens  special -> control tokens (matched with parse_special), others user-defined
 //                 (always matched); lstrip / rstrip honoured; single_word must be false.
 //   tokenizer_config.json (optional): add_bos_token, add_eos_token (must be false),

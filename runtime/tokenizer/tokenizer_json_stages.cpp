@@ -297,14 +297,24 @@ Status ReadOneProcessor(const Json& node, const std::string& field, Stages* stag
                                   "ByteLevel, TemplateProcessing or a Sequence of them");
 }
 
-// One step of a SentencePiece-style decoder Sequence; `fused` tracks Fuse having run.
-Status ReadSpmDecoderStep(const Json& node, const std::string& field, bool* fused,
+// What a SentencePiece-style decoder Sequence has done so far.
+struct SpmDecoderSteps {
+  bool fused = false;          // Fuse: later steps see the whole text as one token
+  bool byte_fallback = false;  // ByteFallback: <0xNN> tokens become bytes
+  bool spaces = false;         // Replace("▁", " "): "▁" becomes a space
+};
+
+// One step of a SentencePiece-style decoder Sequence.
+Status ReadSpmDecoderStep(const Json& node, const std::string& field, SpmDecoderSteps* steps,
                           TokenizerSpec* spec) {
   std::string type;
   STATICLM_RETURN_IF_ERROR(TypeOf(node, field, &type));
-  if (type == "ByteFallback") return Status::Ok();
+  if (type == "ByteFallback") {
+    steps->byte_fallback = true;
+    return Status::Ok();
+  }
   if (type == "Fuse") {
-    *fused = true;
+    steps->fused = true;
     return Status::Ok();
   }
   if (type == "Replace") {
@@ -315,6 +325,7 @@ Status ReadSpmDecoderStep(const Json& node, const std::string& field, bool* fuse
       return json_fields::Unsupported(kFile, Join(field, "pattern"), pattern + " -> " + content,
                                       "only \"▁\" -> \" \"");
     }
+    steps->spaces = true;
     return Status::Ok();
   }
   if (type == "Strip") {
@@ -324,7 +335,7 @@ Status ReadSpmDecoderStep(const Json& node, const std::string& field, bool* fuse
     STATICLM_RETURN_IF_ERROR(json_fields::GetString(node, "content", kFile, field, &content));
     STATICLM_RETURN_IF_ERROR(json_fields::GetInt(node, "start", kFile, field, &start));
     STATICLM_RETURN_IF_ERROR(json_fields::GetInt(node, "stop", kFile, field, &stop));
-    if (content != " " || stop != 0 || start < 0 || start > 16 || !*fused) {
+    if (content != " " || stop != 0 || start < 0 || start > 16 || !steps->fused) {
       return json_fields::Unsupported(kFile, field, node, "Strip(\" \", n, 0) after Fuse");
     }
     spec->decode_strip_leading = static_cast<int32_t>(start);
@@ -350,22 +361,22 @@ Status ReadDecoder(const Json* node, bool byte_fallback, TokenizerSpec* spec) {
     if (type == "ByteLevel") return Status::Ok();
     return json_fields::Unsupported(kFile, Join(field, "type"), type, "ByteLevel");
   }
-  if (type == "Metaspace") {
-    TokenizerSpec scratch;
-    Stages unused;
-    STATICLM_RETURN_IF_ERROR(ReadMetaspace(*node, field, &unused, &scratch));
-    spec->decode_strip_leading = scratch.space_prefix == SpacePrefix::kNever ? 0 : 1;
-    return Status::Ok();
-  }
+  // A byte-fallback model's <0xNN> tokens decode to bytes only through ByteFallback, which
+  // staticlm always applies: a decoder without it would print them as text.
   if (type != "Sequence") {
-    return json_fields::Unsupported(kFile, Join(field, "type"), type, "Metaspace or a Sequence");
+    return json_fields::Unsupported(kFile, Join(field, "type"), type,
+                                    "a Sequence with ByteFallback");
   }
   const Json* list = nullptr;
   STATICLM_RETURN_IF_ERROR(Members(*node, "decoders", field, &list));
-  bool fused = false;
+  SpmDecoderSteps steps;
   for (size_t i = 0; i < list->size(); ++i) {
     STATICLM_RETURN_IF_ERROR(
-        ReadSpmDecoderStep((*list)[i], Index(Join(field, "decoders"), i), &fused, spec));
+        ReadSpmDecoderStep((*list)[i], Index(Join(field, "decoders"), i), &steps, spec));
+  }
+  if (!steps.byte_fallback || !steps.spaces) {
+    return json_fields::Unsupported(kFile, Join(field, "decoders"), *list,
+                                    "needs ByteFallback and Replace(\"▁\", \" \")");
   }
   return Status::Ok();
 }

@@ -91,8 +91,8 @@ void ChatTemplateSeeds() {
 }
 
 void TokenizerJsonSeeds() {
-  for (const char* style :
-       {"gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace", "added", "digits"}) {
+  for (const char* style : {"gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace",
+                            "metaspace_split", "gemma", "added", "digits"}) {
     Seed("tokenizer_json_fuzz", style,
          fuzz::ReadFileBytes(std::string(STATICLM_SOURCE_DIR "/tests/golden/tokenizer_json/") +
                              style + "/tokenizer.json"));

@@ -25,8 +25,13 @@ Styles (each the shape of a popular model's file, with a vocabulary trained here
             normalizers, Replace/ByteFallback/Fuse/Strip decoder, <s> added (Llama 2)
   metaspace SentencePiece-style BPE with byte fallback and a Metaspace pre-tokenizer
             (prepend_scheme "first"), added tokens with lstrip/rstrip (Mistral)
+  metaspace_split  the same with prepend_scheme "always" and a split at every "▁"
+  gemma     byte fallback with a Replace(" ", "▁") normalizer only: no space prefix (Gemma)
   added     byte-level BPE with added tokens: special and not, lstrip, rstrip, normalized
   digits    Digits(individual_digits=false) then ByteLevel (digit runs isolated whole)
+
+Characters the training text lacks (jamo, U+01FA, U+0344 ...) take the byte-fallback path.
+The output is deterministic: rerunning the script rewrites the same files.
 
 Run:  python3 tests/reference/make_tokenizer_json_golden.py   (a few seconds)
 """
@@ -99,16 +104,13 @@ TEXTS = [
 ]
 
 
-def train(model, normalizer, pre_tokenizer, vocab_size, special_tokens, alphabet=None,
-          limit_alphabet=None):
+def train(model, normalizer, pre_tokenizer, vocab_size, special_tokens, alphabet=None):
     tok = Tokenizer(model)
     tok.normalizer = normalizer
     tok.pre_tokenizer = pre_tokenizer
     kwargs = dict(vocab_size=vocab_size, special_tokens=special_tokens, show_progress=False)
     if alphabet is not None:
         kwargs["initial_alphabet"] = alphabet
-    if limit_alphabet is not None:
-        kwargs["limit_alphabet"] = limit_alphabet
     tok.train_from_iterator(CORPUS, trainers.BpeTrainer(**kwargs))
     return tok
 
@@ -185,7 +187,7 @@ def sentencepiece_decoder(strip):
 def spm():
     specials = ["<unk>", "<s>", "</s>"]
     norm = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-    trained = train(models.BPE(), norm, None, 500, specials, limit_alphabet=60)
+    trained = train(models.BPE(), norm, None, 500, specials)
     tok = with_byte_fallback(trained, specials)
     tok.normalizer = norm
     tok.decoder = sentencepiece_decoder(strip=True)
@@ -198,7 +200,7 @@ def spm():
 def metaspace():
     specials = ["<unk>", "<s>", "</s>"]
     pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
-    trained = train(models.BPE(), None, pre, 500, specials, limit_alphabet=60)
+    trained = train(models.BPE(), None, pre, 500, specials)
     tok = with_byte_fallback(trained, specials)
     tok.pre_tokenizer = pre
     tok.decoder = sentencepiece_decoder(strip=True)
@@ -207,6 +209,28 @@ def metaspace():
     # No post-processor adds <s> here, so the config must not ask for it either.
     config = {"bos_token": "<s>", "eos_token": "</s>", "add_bos_token": False}
     return tok, config
+
+
+def metaspace_split():
+    specials = ["<unk>", "<s>", "</s>"]
+    pre = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)
+    trained = train(models.BPE(), None, pre, 500, specials)
+    tok = with_byte_fallback(trained, specials)
+    tok.pre_tokenizer = pre
+    tok.decoder = sentencepiece_decoder(strip=True)
+    return tok, None
+
+
+def gemma():
+    specials = ["<pad>", "<eos>", "<bos>", "<unk>"]
+    norm = normalizers.Replace(" ", "▁")
+    trained = train(models.BPE(), norm, None, 500, specials)
+    tok = with_byte_fallback(trained, ["<unk>"] + [t for t in specials if t != "<unk>"])
+    tok.normalizer = norm
+    tok.decoder = sentencepiece_decoder(strip=False)
+    tok.add_special_tokens([AddedToken("<start_of_turn>", normalized=False, special=True),
+                            AddedToken("<end_of_turn>", normalized=False, special=True)])
+    return tok, None
 
 
 def added():
@@ -227,7 +251,8 @@ def digits():
 
 
 STYLES = {"gpt2": gpt2, "smollm": smollm, "llama3": llama3, "qwen2": qwen2, "spm": spm,
-          "metaspace": metaspace, "added": added, "digits": digits}
+          "metaspace": metaspace, "metaspace_split": metaspace_split, "gemma": gemma,
+          "added": added, "digits": digits}
 
 
 def write_style(name, tok, config):
