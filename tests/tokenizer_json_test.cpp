@@ -100,6 +100,10 @@ TEST(TokenizerJsonTest, MalformedFieldsAreFormatErrors) {
   ExpectError(doc, StatusCode::kFormatError, {"model.byte_fallback"});
 
   doc = Style("gpt2");
+  doc["added_tokens"][0]["id"] = 16000000;  // far beyond the tokens there are
+  ExpectError(doc, StatusCode::kFormatError, {"added_tokens[0].id", "16000000"});
+
+  doc = Style("gpt2");
   doc["added_tokens"][0]["id"] = 5;  // id 5 is already another token
   ExpectError(doc, StatusCode::kFormatError, {"token id 5"});
 

@@ -2,6 +2,7 @@
 // and tokenizer_config.json; the stages around the model are in tokenizer_json_stages.cpp.
 #include "runtime/tokenizer/tokenizer_json.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -28,9 +29,18 @@ struct Vocabulary {
   std::vector<uint8_t> present;
   std::vector<TokenType> types;
   std::vector<uint8_t> flags;
+  // Ids must cover 0 .. n-1 for the n entries of model.vocab and added_tokens, so an id
+  // beyond that is an error at once (rather than a huge table with a gap).
+  int64_t entries = 0;
 
   Status Put(int64_t id, const std::string& text, std::string_view field) {
-    if (id < 0 || id >= kMaxVocab) return json_fields::NotA(kFile, field, "a token id below 2^24");
+    if (id < 0 || id >= kMaxVocab || id >= entries) {
+      return Status::Error(StatusCode::kFormatError,
+                           "%s: %.*s %lld is not a token id below %lld (the number of tokens)",
+                           kFile, static_cast<int>(std::min<size_t>(field.size(), 80)),
+                           field.data(), static_cast<long long>(id),
+                           static_cast<long long>(std::min(entries, kMaxVocab)));
+    }
     const auto i = static_cast<size_t>(id);
     if (i >= texts.size()) {
       texts.resize(i + 1);
@@ -283,6 +293,10 @@ Status ReadTokenizerJson(std::string_view tokenizer_json, std::string_view confi
   }
 
   Vocabulary vocab;
+  const Json* vocab_json = json_fields::Find(*model, "vocab");
+  const Json* added_json = json_fields::Find(root, "added_tokens");
+  vocab.entries = static_cast<int64_t>((vocab_json != nullptr ? vocab_json->size() : 0) +
+                                       (added_json != nullptr ? added_json->size() : 0));
   STATICLM_RETURN_IF_ERROR(ReadVocab(*model, &vocab));
   STATICLM_RETURN_IF_ERROR(ReadAddedTokens(root, stages.has_normalizer, &vocab));
   STATICLM_RETURN_IF_ERROR(FinishVocabulary(byte_fallback, unk, &vocab, &spec.unk_id));
