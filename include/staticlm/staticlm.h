@@ -211,6 +211,13 @@ staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, s
                                   int parse_special, int32_t* tokens, size_t capacity,
                                   size_t* n_tokens);
 
+/* Run phase; no allocation. Writes the vocabulary's spelling of `token` (what transformers'
+ * convert_ids_to_tokens gives: "\xC4\xA0the" ("Ġthe") for byte-level BPE, "\xE2\x96\x81the"
+ * ("▁the") or "<0x0A>" for SentencePiece; a special token's text), not NUL-terminated.
+ * STATICLM_INVALID_ARGUMENT for an id out of range or too small a buffer. */
+staticlm_status staticlm_token_piece(staticlm_context* context, int32_t token, char* out,
+                                     size_t capacity, size_t* n_bytes);
+
 typedef struct staticlm_chat_message {
   const char* role;    /* "system", "user" or "assistant" */
   const char* content; /* NUL-terminated UTF-8 */

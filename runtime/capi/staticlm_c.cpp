@@ -240,6 +240,22 @@ staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, s
                                                    parse_special != 0, tokens, capacity, n_tokens));
 }
 
+staticlm_status staticlm_token_piece(staticlm_context* context, int32_t token, char* out,
+                                     size_t capacity, size_t* n_bytes) {
+  *n_bytes = 0;
+  if (token < 0 || token >= context->engine.tokenizer().vocab_size()) {
+    return Record(context, Status::Error(StatusCode::kInvalidArgument, "token id out of range"));
+  }
+  const std::string_view piece = context->engine.tokenizer().TokenText(token);
+  if (piece.size() > capacity) {
+    return Record(context, Status::Error(StatusCode::kInvalidArgument,
+                                         "token piece does not fit the buffer"));
+  }
+  if (!piece.empty()) std::memcpy(out, piece.data(), piece.size());
+  *n_bytes = piece.size();
+  return Record(context, Status::Ok());
+}
+
 staticlm_status staticlm_format_chat(staticlm_context* context,
                                      const staticlm_chat_message* messages, size_t n_messages,
                                      int add_generation_prompt, int continuation, char* out,

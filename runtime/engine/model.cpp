@@ -2,8 +2,13 @@
 // format (runtime/tokenizer/chat_formats.h). Init only, except Fingerprint's cached value.
 #include "runtime/engine/model.h"
 
+#include <unistd.h>
+
+#include <string>
+
 #include "runtime/model/model_hash.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
+#include "runtime/tokenizer/tokenizer_json.h"
 
 namespace staticlm {
 
@@ -38,13 +43,26 @@ Status Model::ReadContents(const char* path, size_t max_prompt_bytes) {
 Status Model::InitFolderTokenizer(const char* dir, size_t max_prompt_bytes) {
   // The one place a folder's tokenizer is read: tokenizer.json (and tokenizer_config.json, with
   // the chat template) into tokenizer_ and chat_template_, as InitTokenizerFromGguf and
-  // InitChatTemplateFromGguf do for a file. Until that reader is here, the folder runs on token
-  // ids and every text call returns text_status_, which says why; a tokenizer.json the reader
-  // refuses should end the same way (its one-line error in text_status_), not fail the load.
-  (void)max_prompt_bytes;
-  text_status_ =
-      Status::Error(StatusCode::kUnsupported,
-                    "%s: reading tokenizer.json is not supported yet; pass token ids", dir);
+  // InitChatTemplateFromGguf do for a file. A folder whose tokenizer.json is missing or refused
+  // still loads and runs on token ids; every text call then returns text_status_, the reader's
+  // one-line error. The embedding table may have more rows than the tokenizer has tokens (the
+  // published Qwen and Phi-3 folders pad it), never fewer.
+  const std::string json = std::string(dir) + "/tokenizer.json";
+  const std::string config = std::string(dir) + "/tokenizer_config.json";
+  const bool have_config = access(config.c_str(), R_OK) == 0;
+  std::string chat;
+  Status s = InitTokenizerFromJsonFiles(json.c_str(), have_config ? config.c_str() : nullptr,
+                                        max_prompt_bytes, &tokenizer_, &chat);
+  if (s.ok() && tokenizer_.vocab_size() > config_.vocab_size) {
+    s = Status::Error(StatusCode::kFormatError,
+                      "%s has %d tokens, more than the %d rows of the embedding table",
+                      json.c_str(), tokenizer_.vocab_size(), config_.vocab_size);
+  }
+  if (!s.ok()) {
+    text_status_ = s;
+    return Status::Ok();
+  }
+  InitChatTemplateFromText(config_.arch->name, chat, ChatBosText(), &chat_template_);
   return Status::Ok();
 }
 

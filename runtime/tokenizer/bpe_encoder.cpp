@@ -79,6 +79,25 @@ Status BpeEncoder::Encode(const MergeTable& merges, const int32_t (&byte_ids)[25
     }
     tail = pos;
   }
+  return MergeAndWrite(merges, head, out, capacity, n_out);
+}
+
+Status BpeEncoder::EncodeSymbols(const MergeTable& merges, size_t n, int32_t* out, size_t capacity,
+                                 size_t* n_out) {
+  *n_out = 0;
+  if (n > max_piece_bytes_) {
+    return Status::Error(StatusCode::kInvalidArgument, "text piece exceeds the BPE scratch");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    prev_[i] = static_cast<int32_t>(i) - 1;
+    next_[i] = i + 1 < n ? static_cast<int32_t>(i) + 1 : -1;
+  }
+  return MergeAndWrite(merges, n > 0 ? 0 : -1, out, capacity, n_out);
+}
+
+// Merges the linked symbols from `head` by rank and writes the result.
+Status BpeEncoder::MergeAndWrite(const MergeTable& merges, int32_t head, int32_t* out,
+                                 size_t capacity, size_t* n_out) {
   heap_size_ = 0;
   for (int32_t i = head; i >= 0; i = next_[i]) PushPair(merges, i);
 

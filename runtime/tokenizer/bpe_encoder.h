@@ -28,6 +28,12 @@ class BpeEncoder {
   Status Encode(const MergeTable& merges, const int32_t (&byte_ids)[256], std::string_view piece,
                 int32_t* out, size_t capacity, size_t* n_out);
 
+  // Run-phase safe. Merges symbols the caller wrote to symbols()[0 .. n) (valid token ids,
+  // n <= max_piece_bytes), as Encode merges a piece's bytes.
+  Status EncodeSymbols(const MergeTable& merges, size_t n, int32_t* out, size_t capacity,
+                       size_t* n_out);
+  int32_t* symbols() { return id_.data(); }
+
   size_t max_piece_bytes() const { return max_piece_bytes_; }
   size_t bytes() const {
     return (id_.capacity() + prev_.capacity() + next_.capacity()) * sizeof(int32_t) +
@@ -36,6 +42,8 @@ class BpeEncoder {
 
  private:
   void PushPair(const MergeTable& merges, int32_t left);
+  Status MergeAndWrite(const MergeTable& merges, int32_t head, int32_t* out, size_t capacity,
+                       size_t* n_out);
   void HeapPush(uint64_t entry);
   uint64_t HeapPop();
 

@@ -5,7 +5,12 @@
 // kDigitsThenGpt2 (SmolLM, StarCoder) first isolates every \p{N} code point as a piece of
 // its own (Hugging Face's Digits(individual_digits) step), then applies the GPT-2 regex to
 // each stretch of text between them, so a stretch ends where a number begins: "a 1" is
-// "a", " ", "1", never "a", " 1".
+// "a", " ", "1", never "a", " 1". kDigitRunsThenGpt2 is the same with each run of \p{N}
+// isolated whole (Digits with individual_digits false).
+// kLlama3 and kQwen2 are the split regexes of the Llama 3 and Qwen2 tokenizer.json files:
+//   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+//   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// with \p{N}{1,3} (Llama 3: numbers in groups of up to three) or \p{N} (Qwen2: one each).
 #pragma once
 
 #include <cstddef>
@@ -16,6 +21,9 @@ namespace staticlm::text {
 enum class PreTokenizerKind {
   kGpt2,
   kDigitsThenGpt2,
+  kDigitRunsThenGpt2,
+  kLlama3,
+  kQwen2,
 };
 
 // Walks `text`, which must be valid UTF-8 and must outlive the splitter. Run-phase safe: no
@@ -29,6 +37,8 @@ class PieceSplitter {
 
  private:
   size_t PieceEnd(size_t pos) const;
+  size_t PieceEndLlama3(size_t pos, size_t max_digits) const;
+  size_t CrLfRunEnd(size_t pos) const;
   size_t WhitespaceEnd(size_t pos) const;
   size_t RunEnd(size_t pos, int cls) const;
   int ClassAt(size_t pos, size_t* next) const;

@@ -20,7 +20,8 @@ size_t Tokenizer::ScratchBytes() const {
          (text_offsets_.capacity() + bytes_offsets_.capacity()) * sizeof(uint32_t) +
          attrs_.capacity() + special_index_.bytes() + user_index_.bytes() +
          special_lengths_.capacity() * sizeof(uint32_t) + merges_.bytes() + bpe_.bytes() +
-         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity();
+         spm_vocab_.bytes() + spm_.bytes() + normalized_.capacity() + normal_index_.bytes() +
+         nfc_.bytes();
 }
 
 bool Tokenizer::IsEndOfGeneration(int32_t id) const {
@@ -61,22 +62,35 @@ Status Tokenizer::TokenBytes(int32_t id, char* out, size_t cap, size_t* n) const
 // Byte-level BPE: pre-tokenize, then BPE each piece.
 Status Tokenizer::EncodeStretch(std::string_view text, bool at_start, int32_t* out, size_t capacity,
                                 size_t* n) {
+  if (nfc_enabled_) text = nfc_.Normalize(text);
   if (model_ == Model::kSpm) return EncodeSpmStretch(text, at_start, out, capacity, n);
   text::PieceSplitter splitter(text, pre_);
   std::string_view piece;
   while (splitter.Next(&piece)) {
-    if (piece.size() == 1) {
-      const int32_t id = byte_ids_[static_cast<uint8_t>(piece[0])];
-      if (id < 0) continue;  // a byte without a token is dropped, as BpeEncoder does
-      if (*n == capacity) return OutputTooSmall();
-      out[(*n)++] = id;
-      continue;
-    }
-    size_t written = 0;
-    STATICLM_RETURN_IF_ERROR(
-        bpe_.Encode(merges_, byte_ids_, piece, out + *n, capacity - *n, &written));
-    *n += written;
+    STATICLM_RETURN_IF_ERROR(EncodeBytePiece(piece, out, capacity, n));
   }
+  return Status::Ok();
+}
+
+// One pre-tokenized piece of byte-level BPE.
+Status Tokenizer::EncodeBytePiece(std::string_view piece, int32_t* out, size_t capacity,
+                                  size_t* n) {
+  int32_t whole = -1;
+  if (piece.size() == 1) {
+    whole = byte_ids_[static_cast<uint8_t>(piece[0])];
+    if (whole < 0) return Status::Ok();  // a byte without a token is dropped, as BpeEncoder does
+  } else if (ignore_merges_) {
+    whole = normal_index_.Find(piece);  // Llama 3: a piece that is a token stays whole
+  }
+  if (whole >= 0) {
+    if (*n == capacity) return OutputTooSmall();
+    out[(*n)++] = whole;
+    return Status::Ok();
+  }
+  size_t written = 0;
+  STATICLM_RETURN_IF_ERROR(
+      bpe_.Encode(merges_, byte_ids_, piece, out + *n, capacity - *n, &written));
+  *n += written;
   return Status::Ok();
 }
 
@@ -105,11 +119,15 @@ Status Tokenizer::Encode(std::string_view text, bool parse_special, int32_t* out
       ++pos;
       continue;
     }
-    STATICLM_RETURN_IF_ERROR(EncodeStretch(text.substr(stretch_start, pos - stretch_start),
+    // lstrip / rstrip: the token swallows the whitespace beside it.
+    const size_t end =
+        (attrs_[id] & kAttrLstrip) != 0 ? text::TrimTrailingSpace(text, stretch_start, pos) : pos;
+    STATICLM_RETURN_IF_ERROR(EncodeStretch(text.substr(stretch_start, end - stretch_start),
                                            stretch_start == 0, out, capacity, &n));
     if (n == capacity) return OutputTooSmall();
     out[n++] = id;
     pos += TokenText(id).size();
+    if ((attrs_[id] & kAttrRstrip) != 0) pos = text::SkipSpace(text, pos);
     stretch_start = pos;
   }
   STATICLM_RETURN_IF_ERROR(

@@ -99,8 +99,17 @@ Status InitChatTemplateFromGguf(const gguf::GgufFile& file, std::string_view bos
   }
   std::string_view text;
   STATICLM_RETURN_IF_ERROR(file.GetString("tokenizer.chat_template", &text));
-  if (!chat->Init(text, bos_text).ok()) DisableChat(architecture, true, chat);
+  InitChatTemplateFromText(architecture, text, bos_text, chat);
   return Status::Ok();
+}
+
+void InitChatTemplateFromText(std::string_view architecture, std::string_view text,
+                              std::string_view bos_text, ChatTemplate* chat) {
+  if (text.empty()) {
+    DisableChat(architecture, false, chat);
+  } else if (!chat->Init(text, bos_text).ok()) {
+    DisableChat(architecture, true, chat);
+  }
 }
 
 }  // namespace staticlm

@@ -32,4 +32,9 @@ Status InitTokenizerFromGguf(const gguf::GgufFile& file, size_t max_text_bytes,
 Status InitChatTemplateFromGguf(const gguf::GgufFile& file, std::string_view bos_text,
                                 ChatTemplate* chat);
 
+// The same for a template given as text (a Hugging Face folder's tokenizer_config.json
+// chat_template; empty when it has none), for a model of `architecture`. Never fails.
+void InitChatTemplateFromText(std::string_view architecture, std::string_view text,
+                              std::string_view bos_text, ChatTemplate* chat);
+
 }  // namespace staticlm

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 
 #include "runtime/tokenizer/byte_level.h"
 #include "runtime/tokenizer/tokenizer.h"
+#include "runtime/tokenizer/unicode_nfc_tables.h"
 
 namespace staticlm {
 
@@ -36,6 +38,43 @@ bool ParseByteToken(std::string_view text, char* byte) {
   return true;
 }
 
+// The pre-tokenizer a GGUF file's tokenizer.ggml.pre names (llama.cpp's names for the
+// patterns staticlm has). Llama 3's files never merge a piece that is a token (llama.cpp
+// and the tokenizer.json both say ignore_merges).
+Status PreTokenizerOfGgufName(std::string_view name, text::PreTokenizerKind* kind,
+                              bool* ignore_merges) {
+  const auto is = [name](std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names) {
+      if (name == n) return true;
+    }
+    return false;
+  };
+  *ignore_merges = false;
+  if (is({"gpt2", "gpt-2"})) {
+    *kind = text::PreTokenizerKind::kGpt2;
+  } else if (is({"smollm", "starcoder"})) {
+    *kind = text::PreTokenizerKind::kDigitsThenGpt2;
+  } else if (is({"llama-bpe", "llama3", "llama-v3"})) {
+    *kind = text::PreTokenizerKind::kLlama3;
+    *ignore_merges = true;
+  } else if (is({"qwen2"})) {
+    *kind = text::PreTokenizerKind::kQwen2;
+  } else if (name.empty() || name == "default") {
+    // llama.cpp's fallback for files whose converter did not know the pre-tokenizer (it
+    // warns that quality degrades); no reference tokenizer splits text that way.
+    return Status::Error(StatusCode::kUnsupported,
+                         "tokenizer.ggml.pre '%.*s' (llama.cpp's fallback) is not supported: "
+                         "reconvert naming the pre-tokenizer (gpt-2, smollm, llama-bpe, qwen2)",
+                         static_cast<int>(name.size()), name.data());
+  } else {
+    return Status::Error(StatusCode::kUnsupported,
+                         "tokenizer.ggml.pre '%.*s' is not supported (gpt-2, smollm, starcoder, "
+                         "llama-bpe, qwen2)",
+                         static_cast<int>(std::min<size_t>(name.size(), 64)), name.data());
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
@@ -46,20 +85,30 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
   spm_vocab_ = text::SpmVocab();
   spm_ = text::SpmEncoder();
   normalized_ = std::vector<char>();
+  normal_index_ = text::TokenIndex();
+  spm_merges_ = false;
+  fuse_unk_ = false;
+  prefix_always_added_ = false;
+  split_at_metaspace_ = false;
+  space_prefix_ = SpacePrefix::kNever;
+  ignore_merges_ = spec.ignore_merges;
+  nfc_enabled_ = spec.nfc;
+  nfc_ = text::NfcNormalizer();
+  decode_strip_leading_ = spec.decode_strip_leading;
   if (spec.model == "gpt2") {
     model_ = Model::kBpe;
-    if (spec.pre == "smollm" || spec.pre == "starcoder") {
-      pre_ = text::PreTokenizerKind::kDigitsThenGpt2;
-    } else if (spec.pre == "gpt2") {
-      pre_ = text::PreTokenizerKind::kGpt2;
+    if (spec.has_pre_kind) {
+      pre_ = spec.pre_kind;
     } else {
-      return Status::Error(StatusCode::kUnsupported,
-                           "pre-tokenizer '%.*s' is not supported (smollm, starcoder, gpt2)",
-                           static_cast<int>(spec.pre.size()), spec.pre.data());
+      bool ignore_merges = false;
+      STATICLM_RETURN_IF_ERROR(PreTokenizerOfGgufName(spec.pre, &pre_, &ignore_merges));
+      ignore_merges_ = ignore_merges_ || ignore_merges;
     }
   } else if (spec.model == "llama") {
     model_ = Model::kSpm;
-    if (!spec.merges.empty()) {
+    // Merge lists come with tokenizer.json (and its space rules); a GGUF SentencePiece
+    // vocabulary merges by score, and llama.cpp ignores merges there.
+    if (!spec.merges.empty() && !spec.has_space_rules) {
       return Status::Error(StatusCode::kUnsupported,
                            "tokenizer.ggml.merges in a 'llama' (SentencePiece) vocabulary is "
                            "not supported");
@@ -75,11 +124,18 @@ Status Tokenizer::Init(const TokenizerSpec& spec, size_t max_text_bytes) {
                          max_text_bytes);
   }
   STATICLM_RETURN_IF_ERROR(InitVocabulary(spec));
+  // NFC may lengthen a stretch (at most kNfcMaxExpansion-fold); the encoders see its output.
+  size_t max_stretch = max_text_bytes;
+  if (nfc_enabled_) {
+    STATICLM_RETURN_IF_ERROR(nfc_.Init(max_text_bytes));
+    max_stretch = max_text_bytes * text::kNfcMaxExpansion;
+  }
   if (model_ == Model::kBpe) {
     STATICLM_RETURN_IF_ERROR(InitMerges(spec));
-    STATICLM_RETURN_IF_ERROR(bpe_.Init(max_text_bytes));
+    STATICLM_RETURN_IF_ERROR(bpe_.Init(max_stretch));
+    if (ignore_merges_) STATICLM_RETURN_IF_ERROR(InitNormalIndex());
   } else {
-    STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_text_bytes));
+    STATICLM_RETURN_IF_ERROR(InitSpm(spec, max_stretch));
   }
   STATICLM_RETURN_IF_ERROR(InitSpecials());
   max_text_bytes_ = max_text_bytes;
@@ -116,6 +172,10 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
   if (n == 0 || n > (size_t{1} << 30)) {
     return Status::Error(StatusCode::kFormatError, "vocabulary size %zu is invalid", n);
   }
+  if (!spec.token_flags.empty() && spec.token_flags.size() != n) {
+    return Status::Error(StatusCode::kFormatError, "%zu token flags for %zu tokens",
+                         spec.token_flags.size(), n);
+  }
   if (!spec.token_types.empty() && spec.token_types.size() != n) {
     return Status::Error(StatusCode::kFormatError, "%zu token types for %zu tokens",
                          spec.token_types.size(), n);
@@ -146,6 +206,9 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
     if (type == TokenType::kNormal) attrs_[i] |= kAttrNormal;
     if (type == TokenType::kControl) attrs_[i] |= kAttrControl;
     if (type == TokenType::kUserDefined) attrs_[i] |= kAttrUserDefined;
+    const uint8_t flags = spec.token_flags.empty() ? 0 : spec.token_flags[i];
+    if ((flags & kTokenLstrip) != 0) attrs_[i] |= kAttrLstrip;
+    if ((flags & kTokenRstrip) != 0) attrs_[i] |= kAttrRstrip;
     text_pos += t.size();
     bytes_pos += len;
     text_offsets_[i + 1] = static_cast<uint32_t>(text_pos);
@@ -179,6 +242,23 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
     if ((attrs_[i] & kAttrControl) == 0) continue;
     for (std::string_view eog : kEndOfGenerationTexts) {
       if (TokenText(static_cast<int32_t>(i)) == eog) attrs_[i] |= kAttrEndOfGen;
+    }
+  }
+  return Status::Ok();
+}
+
+// Normal (and byte and unknown) tokens by what a piece of text is matched against: the bytes
+// they stand for (byte-level BPE) or their spelling (SentencePiece-style).
+Status Tokenizer::InitNormalIndex() {
+  const bool by_bytes = model_ == Model::kBpe;
+  const text::SpellingTable table{by_bytes ? bytes_.data() : text_.data(),
+                                  by_bytes ? bytes_offsets_.data() : text_offsets_.data(),
+                                  attrs_.size()};
+  STATICLM_RETURN_IF_ERROR(normal_index_.Init(table, attrs_.size()));
+  for (size_t i = attrs_.size(); i-- > 0;) {  // the lowest id wins a shared text
+    const bool special = (attrs_[i] & (kAttrControl | kAttrUserDefined)) != 0;
+    if (!special && (by_bytes ? (attrs_[i] & kAttrNormal) != 0 : true)) {
+      normal_index_.Insert(static_cast<int32_t>(i));
     }
   }
   return Status::Ok();

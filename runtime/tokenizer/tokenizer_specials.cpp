@@ -18,7 +18,9 @@ Status Tokenizer::InitSpecials() {
   for (size_t i = 0; i < attrs_.size(); ++i) {
     if ((attrs_[i] & (kAttrControl | kAttrUserDefined)) == 0) continue;
     // Gemma's space-run tokens are merge results, not specials (see SpmVocabOptions).
-    if (model_ == Model::kSpm && spm_vocab_.Respelled(static_cast<int32_t>(i))) continue;
+    if (model_ == Model::kSpm && !spm_merges_ && spm_vocab_.Respelled(static_cast<int32_t>(i))) {
+      continue;
+    }
     if (TokenText(static_cast<int32_t>(i)).empty()) continue;
     specials.push_back(static_cast<int32_t>(i));
     if ((attrs_[i] & kAttrUserDefined) != 0) ++user_defined;

@@ -88,4 +88,26 @@ CodePointClass ClassifyCodePoint(uint32_t cp) {
   return kOther;
 }
 
+size_t TrimTrailingSpace(std::string_view text, size_t begin, size_t end) {
+  while (end > begin) {
+    size_t start = end - 1;
+    while (start > begin && (static_cast<uint8_t>(text[start]) & 0xC0) == 0x80) --start;
+    uint32_t cp = 0;
+    DecodeValidUtf8(text.data() + start, &cp);
+    if (ClassifyCodePoint(cp) != kSpace) break;
+    end = start;
+  }
+  return end;
+}
+
+size_t SkipSpace(std::string_view text, size_t pos) {
+  while (pos < text.size()) {
+    uint32_t cp = 0;
+    const int len = DecodeValidUtf8(text.data() + pos, &cp);
+    if (ClassifyCodePoint(cp) != kSpace) break;
+    pos += static_cast<size_t>(len);
+  }
+  return pos;
+}
+
 }  // namespace staticlm::text

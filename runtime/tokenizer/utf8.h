@@ -48,4 +48,10 @@ size_t EncodeUtf8(uint32_t cp, char out[4]);
 // the generated ranges otherwise.
 CodePointClass ClassifyCodePoint(uint32_t cp);
 
+// In valid UTF-8 `text`: the start of the run of whitespace (kSpace) code points that ends
+// at `end`, going back no further than `begin`; and the end of the run starting at `pos`.
+// They place the edges of an added token's lstrip / rstrip.
+size_t TrimTrailingSpace(std::string_view text, size_t begin, size_t end);
+size_t SkipSpace(std::string_view text, size_t pos);
+
 }  // namespace staticlm::text

@@ -90,6 +90,15 @@ void ChatTemplateSeeds() {
        fuzz::ReadFileBytes(STATICLM_SOURCE_DIR "/tests/reference/chat_templates/gemma3.jinja"));
 }
 
+void TokenizerJsonSeeds() {
+  for (const char* style : {"gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace",
+                            "metaspace_split", "gemma", "added", "digits"}) {
+    Seed("tokenizer_json_fuzz", style,
+         fuzz::ReadFileBytes(std::string(STATICLM_SOURCE_DIR "/tests/golden/tokenizer_json/") +
+                             style + "/tokenizer.json"));
+  }
+}
+
 void PlanAndSessionSeeds() {
   const std::string model = fuzz::ScratchPath("seed-model.gguf");
   fuzz::WriteFuzzModel(model);
@@ -143,6 +152,7 @@ int main(int argc, char** argv) {
   GgufSeeds();
   TokenizerSeeds();
   ChatTemplateSeeds();
+  TokenizerJsonSeeds();
   PlanAndSessionSeeds();
   SafetensorsSeeds();
   return 0;

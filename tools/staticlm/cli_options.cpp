@@ -33,6 +33,10 @@ bool ParseValueFlag(const char* flag, const char* value, Options* o) {
     o->prompts[o->n_prompts++] = value;
     return true;
   }
+  if (!std::strcmp(flag, "--prompt-ids")) {
+    o->prompt_ids = value;
+    return true;
+  }
   if (!std::strcmp(flag, "--system")) {
     o->system = value;
     return true;

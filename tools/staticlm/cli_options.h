@@ -22,6 +22,7 @@ struct Options {
   const char* output = nullptr;        // plan: -o FILE
   const char* save_session = nullptr;  // run: --save-session FILE, written when the run ends
   const char* load_session = nullptr;  // run: --load-session FILE, continued from
+  const char* prompt_ids = nullptr;    // run: --prompt-ids 1,2,3, fed as they are
   int32_t max_tokens = 128;
   uint64_t seed = 0;
   staticlm_limits limits;

@@ -7,6 +7,7 @@
 #include "platform/process_stats.h"
 #include "tools/staticlm/cli_options.h"
 #include "tools/staticlm/commands.h"
+#include "tools/staticlm/flag_values.h"
 #include "tools/staticlm/generation.h"
 #include "tools/staticlm/heap_counts.h"
 #include "tools/staticlm/json_writer.h"
@@ -25,6 +26,7 @@ struct RunBuffers {
   size_t prompt_capacity = 0;
   size_t text_capacity = 0;
   size_t text_bytes = 0;
+  size_t n_prompt_ids = 0;              // --prompt-ids: how many ids prompt_tokens holds
   bool error_reported = false;          // the CLI printed its own message for the failure
   staticlm_chat_format_info chat = {};  // --chat: the context's chat format
 };
@@ -123,8 +125,13 @@ staticlm_status PromptTokens(staticlm_context* ctx, const Options& o, RunBuffers
   *n_prompt = 0;
   if (ContinuesSession(o)) return STATICLM_OK;
   size_t text_bytes = 0;
-  staticlm_status s = PromptText(ctx, o, b, &text_bytes);
-  if (s == STATICLM_OK) {
+  staticlm_status s = STATICLM_OK;
+  if (o.prompt_ids != nullptr) {
+    *n_prompt = b->n_prompt_ids;  // parsed at init (PromptIdsOrReport)
+  } else {
+    s = PromptText(ctx, o, b, &text_bytes);
+  }
+  if (s == STATICLM_OK && o.prompt_ids == nullptr) {
     s = staticlm_tokenize(ctx, b->prompt_text.get(), text_bytes, 1, b->prompt_tokens.get(),
                           b->prompt_capacity + 1, n_prompt);
   }
@@ -155,6 +162,19 @@ staticlm_status SaveSession(staticlm_context* ctx, const Options& o, const Gener
   return staticlm_session_save(ctx, o.save_session);
 }
 
+// Init: --prompt-ids, parsed and checked against the vocabulary before the run phase.
+bool PromptIdsOrReport(staticlm_context* ctx, const Options& o, RunBuffers* b) {
+  if (o.prompt_ids == nullptr) return true;
+  if (o.prompt != nullptr || o.chat_template) {
+    std::fprintf(stderr, "staticlm: --prompt-ids replaces --prompt and --chat; give one of them\n");
+    return false;
+  }
+  staticlm_model_info info;
+  staticlm_get_model_info(ctx, &info);
+  return ParseTokenIds("--prompt-ids", o.prompt_ids, info.vocab_size, b->prompt_tokens.get(),
+                       b->prompt_capacity + 1, &b->n_prompt_ids);
+}
+
 }  // namespace
 
 int RunCommand(int argc, char** argv) {
@@ -173,6 +193,10 @@ int RunCommand(int argc, char** argv) {
   b.generated.reset(new int32_t[static_cast<size_t>(o.max_tokens) + 1]);
   b.text_capacity = static_cast<size_t>(o.max_tokens) * 64;
   b.text.reset(new char[b.text_capacity + 1]);
+  if (!PromptIdsOrReport(ctx, o, &b)) {
+    staticlm_destroy(ctx);
+    return 2;
+  }
   staticlm_memory memory;
   staticlm_get_memory(ctx, &memory);
   staticlm_seed(ctx, o.seed);

@@ -10,5 +10,7 @@ int BenchCommand(int argc, char** argv);
 int PlanCommand(int argc, char** argv);
 int BatchCommand(int argc, char** argv);
 int SoakCommand(int argc, char** argv);
+int TokenizeCommand(int argc, char** argv);
+int DetokenizeCommand(int argc, char** argv);
 
 }  // namespace staticlm::cli

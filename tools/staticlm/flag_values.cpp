@@ -28,6 +28,41 @@ bool ParseI32(const char* flag, const char* text, int64_t min, int64_t max, int3
   return true;
 }
 
+bool ParseTokenIds(const char* flag, const char* text, int32_t vocab_size, int32_t* out,
+                   size_t capacity, size_t* n) {
+  *n = 0;
+  const char* p = text;
+  for (;;) {
+    while (*p == ' ') ++p;
+    const char* start = p;
+    while (*p >= '0' && *p <= '9') ++p;
+    const int len = static_cast<int>(p - start);
+    while (*p == ' ') ++p;
+    if (len == 0 || (*p != ',' && *p != '\0')) {
+      const char* bad_end = std::strchr(start, ',');
+      const int bad_len =
+          bad_end ? static_cast<int>(bad_end - start) : static_cast<int>(std::strlen(start));
+      std::fprintf(stderr, "staticlm: %s expects comma-separated token ids, got '%.*s'\n", flag,
+                   bad_len > 40 ? 40 : bad_len, start);
+      return false;
+    }
+    errno = 0;
+    const long long id = std::strtoll(start, nullptr, 10);
+    if (errno != 0 || id >= vocab_size) {
+      std::fprintf(stderr, "staticlm: %s: token id %.*s is out of range (the vocabulary has %d)\n",
+                   flag, len > 40 ? 40 : len, start, vocab_size);
+      return false;
+    }
+    if (*n == capacity) {
+      std::fprintf(stderr, "staticlm: %s: more than %zu token ids\n", flag, capacity);
+      return false;
+    }
+    out[(*n)++] = static_cast<int32_t>(id);
+    if (*p == '\0') return true;
+    ++p;  // the comma
+  }
+}
+
 bool ParseFloat(const char* flag, const char* text, float* out) {
   char* end = nullptr;
   errno = 0;

@@ -11,6 +11,11 @@ namespace staticlm::cli {
 bool ParseInt(const char* flag, const char* text, int64_t min, int64_t max, int64_t* out);
 bool ParseI32(const char* flag, const char* text, int64_t min, int64_t max, int32_t* out);
 bool ParseFloat(const char* flag, const char* text, float* out);
+// A comma-separated list of token ids below `vocab_size` ("1,2,3"; spaces allowed after a
+// comma) into out[0 .. *n), at most `capacity`. False after a one-line error naming `flag`
+// and the bad entry (not a number, negative, out of range, empty, too many).
+bool ParseTokenIds(const char* flag, const char* text, int32_t vocab_size, int32_t* out,
+                   size_t capacity, size_t* n);
 bool ParseKv(const char* text, staticlm_kv_type* out);
 // --activations f32|int16|int8 → staticlm_limits.activation_bits 0, 16, 8.
 bool ParseActivations(const char* text, int32_t* bits);

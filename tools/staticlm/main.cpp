@@ -25,6 +25,9 @@ void PrintUsage(FILE* out) {
       "           each per step; a finished one's slot takes the next --prompt (repeatable)\n"
       "  soak     generate --tokens N tokens with a sliding window, printing RSS, latency\n"
       "           and heap events every --every tokens; fails if RSS or the heap moved\n"
+      "  tokenize [--json] TEXT  print the ids TEXT becomes, with each token's vocabulary\n"
+      "           spelling (--json: {\"ids\", \"pieces\"}); TEXT comes last\n"
+      "  detokenize [--json] IDS  print the text of comma-separated ids (1,2,3)\n"
       "  help     print this text\n"
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf), or\n"
@@ -66,7 +69,9 @@ void PrintUsage(FILE* out) {
       "  --max-tokens N       tokens to generate (default 128)\n"
       "  --temperature T      0 = greedy (default 0.8)\n"
       "  --top-k K  --top-p P  --min-p P  --repeat-penalty R  --repeat-window N  --seed S\n"
-      "  --json               run: print one JSON object instead of streaming\n"
+      "  --prompt-ids IDS     run: feed comma-separated token ids as the prompt, untokenized\n"
+      "  --json               run: print one JSON object instead of streaming (its \"tokens\"\n"
+      "                       lists the generated ids, \"prompt_tokens\" the prompt's)\n"
       "  --save-session FILE  run: save the conversation to FILE when the run ends\n"
       "  --load-session FILE  run: continue the conversation saved in FILE (no prompt:\n"
       "                       continue the generation; with --chat, the prompt is a new turn)\n"
@@ -104,6 +109,8 @@ int main(int argc, char** argv) {
   if (!std::strcmp(command, "plan")) return staticlm::cli::PlanCommand(argc, argv);
   if (!std::strcmp(command, "batch")) return staticlm::cli::BatchCommand(argc, argv);
   if (!std::strcmp(command, "soak")) return staticlm::cli::SoakCommand(argc, argv);
+  if (!std::strcmp(command, "tokenize")) return staticlm::cli::TokenizeCommand(argc, argv);
+  if (!std::strcmp(command, "detokenize")) return staticlm::cli::DetokenizeCommand(argc, argv);
   if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
     PrintUsage(stdout);
     return 0;
