@@ -42,6 +42,8 @@ struct EngineLimits {
   const char* pipeline_cache_path = nullptr;
   // CPU: 0 (f32 activations), 16 or 8 (BackendOptions::quantized_activations).
   int32_t activation_bits = 0;
+  // CPU: "auto", "avx512", "avx2", "neon" or "scalar" (BackendOptions::isa).
+  char isa[16] = "auto";
 };
 
 }  // namespace staticlm
