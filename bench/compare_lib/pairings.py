@@ -54,9 +54,10 @@ def check_peers(script, runs):
     return None
 
 
-def run(script, args, runs, log=sys.stderr):
+def run(script, args, runs, done, log=sys.stderr):
     """Runs every (model, isa, peer) child in turn -> list of {"model", "isa", "peer_path",
-    "result"}; transformers (when not skipped) only with the first child."""
+    "result"}; transformers (when not skipped) only with the first child. Calls done(list so
+    far) after each, so a long run that is cut short keeps what it measured."""
     out = []
     for i, (model, isa, peer_path) in enumerate(runs):
         with tempfile.TemporaryDirectory(prefix="staticlm-pairing-") as tmp:
@@ -72,6 +73,7 @@ def run(script, args, runs, log=sys.stderr):
             with open(path, encoding="utf-8") as f:
                 out.append({"model": model, "isa": isa, "peer_path": peer_path,
                             "result": json.load(f)})
+        done(out)
     return out
 
 
@@ -122,6 +124,8 @@ def markdown(result):
                                       m["staticlm_commit"]), ""]
     if result.get("note"):
         out += ["**Note:** %s" % result["note"], ""]
+    if not result.get("complete", True):
+        out += ["**Incomplete:** %d of the planned pairings ran." % len(result["runs"]), ""]
     out += ["Load: 1-minute load average %.1f at the start and %.1f at the end%s." % (
         result["load_average_at_start"][0], result["load_average_at_end"][0],
         "; %.1f–%.1f at the start of the measured rounds" % (min(loads), max(loads))

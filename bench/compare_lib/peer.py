@@ -76,8 +76,9 @@ def check(peer, isa, simd_flags):
     if wanted == "avx512":
         if have.get("AVX512") != 1:
             raise PeerError(
-                "the machine has AVX-512 but the peer's system info shows AVX512 = %s: %s. "
-                "Build a native peer: %s" % (have.get("AVX512", "?"), where, NATIVE_BUILD))
+                "the machine has AVX-512 but the peer's system info shows %s: %s. Build a "
+                "native peer: %s" % ("AVX512 = 0" if have.get("AVX512") == 0 else
+                                     "no AVX512 = 1", where, NATIVE_BUILD))
     elif wanted == "avx2":
         missing = [f for f in ("AVX2", "FMA", "F16C") if have.get(f) != 1]
         if missing:
