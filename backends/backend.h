@@ -25,6 +25,10 @@ struct BackendOptions {
   // The kernel choice to use instead of choosing by CPU features (from a plan file), e.g.
   // "avx512"; empty: choose. A choice this machine cannot run fails Prepare.
   char kernels[32] = {0};
+  // CPU: the instruction set to run (backends/cpu/cpu_isa.h): "auto" (or empty) for the best
+  // the CPU has, else "avx512", "avx2", "neon" or "scalar"; one the CPU lacks fails Prepare.
+  // Anything but "auto" wins over a plan file's kernels; reference_kernels wins over both.
+  char isa[16] = "auto";
   int device = 0;  // Vulkan: the physical device index
   // Vulkan: a VkPipelineCache file, loaded at Prepare when valid for this driver and device
   // (ignored with a note when stale or corrupt) and written after the pipelines are made;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_isa.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
 #endif
@@ -48,6 +49,10 @@ Status CreateBackend(const char* name, const BackendOptions& options,
 const char* BackendKernelChoice(const char* name, const BackendOptions& options) {
   if (std::strcmp(name, "cpu") == 0) return cpu::CpuBackend::KernelChoice(options);
   return "";
+}
+
+Status DescribeCpuIsaChoice(const BackendOptions& options, char* out, size_t capacity) {
+  return cpu::DescribeIsaChoice(options, out, capacity);
 }
 
 Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices) {

@@ -16,6 +16,10 @@ Status CreateBackend(const char* name, const BackendOptions& options,
 // plan file records), e.g. "avx512", "avx2" or "reference".
 const char* BackendKernelChoice(const char* name, const BackendOptions& options);
 
+// Init only. The CPU backend's instruction-set choice for `options`, "isa avx2 (cpu has avx512
+// avx2 scalar)", into `out`; the error Prepare would give when the CPU lacks the ISA asked for.
+Status DescribeCpuIsaChoice(const BackendOptions& options, char* out, size_t capacity);
+
 // Init only. One line per device the Vulkan backend could use ("0: name [type, Vulkan 1.3]")
 // into `out`; kUnsupported when this build has no Vulkan backend, no driver or no device.
 Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices);

@@ -1,7 +1,10 @@
 // The runtime's step semantics through the C API, on a tiny random-weight Llama written by the
 // test support (fast; the real model's numbers are checked by golden_test).
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,11 +32,12 @@ class EngineTest : public ::testing::Test {
   static void TearDownTestSuite() { delete path_; }
 
   static Context Create(int ctx_len, int chunk, staticlm_kv_type kv = STATICLM_KV_F32,
-                        int threads = 1, bool reference = false) {
+                        int threads = 1, bool reference = false, const char* isa = nullptr) {
     staticlm_limits limits;
     staticlm_limits_default(&limits);
     limits.threads = threads;
     limits.reference_kernels = reference ? 1 : 0;
+    limits.isa = isa;
     limits.max_context = ctx_len;
     limits.prefill_chunk = chunk;
     limits.kv_type = kv;
@@ -190,22 +194,98 @@ TEST_F(EngineTest, ThreadCountDoesNotChangeTheLogits) {
   }
 }
 
-// The SIMD kernels against the reference kernels on a whole model: only summation order
-// differs, so the logits agree to float rounding (the kernels are checked one by one in
-// fast_matmul_test).
-TEST_F(EngineTest, FastKernelsAgreeWithReferenceKernels) {
+// Each ISA's kernels (--isa) against the reference kernels on a whole model: only summation
+// order differs, so the logits agree to float rounding at every step of a greedy run (the
+// kernels are checked one by one in fast_matmul_test). Both contexts are fed the reference's
+// greedy tokens, and the ISA must pick the same token wherever the reference's top two are
+// not within the tolerance. An ISA the CPU lacks is skipped (cpu_isa_test checks that the
+// CPU's ISAs are offered).
+class EngineIsaTest : public EngineTest, public ::testing::WithParamInterface<const char*> {};
+
+int32_t Argmax(const std::vector<float>& logits) {
+  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+TEST_P(EngineIsaTest, KernelsAgreeWithReferenceKernels) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.isa = GetParam();
+  char isa[128], error[256];
+  if (staticlm_cpu_isa(&limits, isa, sizeof(isa), error, sizeof(error)) != STATICLM_OK) {
+    GTEST_SKIP() << error;
+  }
+  std::printf("%s\n", isa);
   auto prompt = Prompt(29);
-  Context fast = Create(64, 8, STATICLM_KV_F32, 2, false);
+  Context fast = Create(64, 8, STATICLM_KV_F32, 2, false, GetParam());
   Context ref = Create(64, 8, STATICLM_KV_F32, 1, true);
+  ASSERT_NE(fast, nullptr);
+  ASSERT_NE(ref, nullptr);
   ASSERT_EQ(staticlm_prefill(fast.get(), prompt.data(), prompt.size()), STATICLM_OK);
   ASSERT_EQ(staticlm_prefill(ref.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  auto a = Logits(fast.get()), b = Logits(ref.get());
   double worst = 0, largest = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-    largest = std::max(largest, double(std::fabs(b[i])));
+  for (int step = 0; step < 12; ++step) {
+    auto a = Logits(fast.get()), b = Logits(ref.get());
+    double step_largest = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+      step_largest = std::max(step_largest, double(std::fabs(b[i])));
+    }
+    largest = std::max(largest, step_largest);
+    const double tolerance = 1e-4 * std::max(1.0, step_largest);
+    auto sorted = b;
+    std::partial_sort(sorted.begin(), sorted.begin() + 2, sorted.end(), std::greater<float>());
+    const int32_t token = Argmax(b);
+    if (sorted[0] - sorted[1] > 2 * tolerance) {
+      EXPECT_EQ(Argmax(a), token) << "step " << step;
+    }
+    ASSERT_EQ(staticlm_decode(fast.get(), token), STATICLM_OK);
+    ASSERT_EQ(staticlm_decode(ref.get(), token), STATICLM_OK);
   }
   EXPECT_LT(worst, 1e-4 * std::max(1.0, largest)) << "largest logit " << largest;
+  std::printf("largest difference from the reference kernels: %.3g (largest logit %.3g)\n", worst,
+              largest);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, EngineIsaTest,
+                         ::testing::Values("auto", "avx512", "avx2", "neon", "scalar"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// What the backend says it chose names the ISA asked for, and no kernel of a wider one: AVX2 on
+// an AVX-512 machine must not keep AVX-512 attention or VNNI integer products.
+TEST_F(EngineTest, BackendDescriptionNamesTheChosenIsa) {
+  for (const char* isa : {"avx512", "avx2", "neon", "scalar"}) {
+    staticlm_limits limits;
+    staticlm_limits_default(&limits);
+    limits.isa = isa;
+    limits.activation_bits = 8;
+    limits.max_context = 64;
+    char choice[128], error[256];
+    if (staticlm_cpu_isa(&limits, choice, sizeof(choice), error, sizeof(error)) != STATICLM_OK) {
+      continue;
+    }
+    staticlm_context* ctx = nullptr;
+    ASSERT_EQ(staticlm_create(path_->c_str(), &limits, &ctx, error, sizeof(error)), STATICLM_OK)
+        << error;
+    Context owned(ctx);
+    const std::string description = staticlm_backend_description(ctx);
+    EXPECT_EQ(description.rfind(std::string("cpu: isa ") + isa + " (cpu has ", 0), 0u)
+        << description;
+    if (std::string(isa) != "avx512") {
+      EXPECT_EQ(description.find("avx512 matmul"), std::string::npos) << description;
+      EXPECT_EQ(description.find("avx512 attention"), std::string::npos) << description;
+      EXPECT_EQ(description.find("avx512vnni"), std::string::npos) << description;
+    }
+    if (std::string(isa) == "avx2") {
+      EXPECT_NE(description.find("avx2 matmul, avx2 attention, avx2 element-wise"),
+                std::string::npos)
+          << description;
+      EXPECT_NE(description.find("avx2 int8 activations"), std::string::npos) << description;
+    }
+    if (std::string(isa) == "scalar") {
+      EXPECT_NE(description.find("reference matmul, reference attention"), std::string::npos)
+          << description;
+    }
+  }
 }
 
 TEST_F(EngineTest, HistoryRecordsEveryTokenInTheCache) {

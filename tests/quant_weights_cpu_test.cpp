@@ -68,8 +68,7 @@ RunResult RunOnCpu(const PlanHarness& h, const Config& c, int64_t n_tokens,
   options.threads = 2;
   options.reference_kernels = c.reference;
   options.quantized_activations = c.activation_bits;
-  if (!c.reference)
-    std::snprintf(options.kernels, sizeof(options.kernels), "%s", MatMulIsaName(c.isa));
+  if (!c.reference) std::snprintf(options.isa, sizeof(options.isa), "%s", MatMulIsaName(c.isa));
   CpuBackend backend(options);
   StepParams step{};
   step.n_tokens = static_cast<int32_t>(n_tokens);

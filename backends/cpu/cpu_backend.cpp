@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstring>
 
+#include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/reference_kernels.h"
 #include "contract/plan_validation.h"
 
@@ -168,30 +169,24 @@ void AttentionTask(void* user, int task) {
 }  // namespace
 
 const char* CpuBackend::KernelChoice(const BackendOptions& options) {
-  if (options.reference_kernels) return "reference";
+  CpuFeatures usable;
+  if (!UsableCpuFeatures(options, &usable).ok()) {
+    // Record what was asked, so a plan file made here fails where it is loaded, loudly.
+    CpuIsa isa = CpuIsa::kAuto;
+    const char* source = "";
+    if (!RequestedIsa(options, &isa, &source).ok()) return "";
+    return isa == CpuIsa::kScalar ? MatMulIsaName(MatMulIsa::kReference) : CpuIsaName(isa);
+  }
   MatMulIsa isa = MatMulIsa::kReference;
-  SelectMatMul(DetectCpuFeatures(), &isa);
+  SelectMatMul(usable, &isa);
   return MatMulIsaName(isa);
 }
 
 Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
-  // An explicit request for the reference kernels wins over a plan file's choice.
-  const char* wanted = options_.kernels[0] != '\0' && !options_.reference_kernels
-                           ? options_.kernels
-                           : KernelChoice(options_);
-  for (MatMulIsa candidate :
-       {MatMulIsa::kReference, MatMulIsa::kAvx2, MatMulIsa::kAvx512, MatMulIsa::kNeon}) {
-    if (std::strcmp(MatMulIsaName(candidate), wanted) != 0) continue;
-    if (!IsaSupported(candidate, DetectCpuFeatures()) || MatMulRangeFor(candidate) == nullptr) {
-      return Status::Error(StatusCode::kUnsupported,
-                           "kernels '%s' (chosen by the plan) do not run on this CPU (%s)", wanted,
-                           DescribeCpuFeatures(DetectCpuFeatures()));
-    }
-    *isa = candidate;
-    matmul_ = candidate == MatMulIsa::kReference ? ReferenceMatMulRange : MatMulRangeFor(candidate);
-    return Status::Ok();
-  }
-  return Status::Error(StatusCode::kUnsupported, "unknown CPU kernel choice '%s'", wanted);
+  STATICLM_RETURN_IF_ERROR(UsableCpuFeatures(options_, &features_));
+  SelectMatMul(features_, isa);
+  matmul_ = *isa == MatMulIsa::kReference ? ReferenceMatMulRange : MatMulRangeFor(*isa);
+  return Status::Ok();
 }
 
 Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) {
@@ -219,10 +214,7 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
         head_dim = head_dim == 0 || head_dim == op.params.head_dim ? op.params.head_dim : 1;
       }
     }
-    // A plan file that chose AVX2 gets the AVX2 attention too, on any machine.
-    CpuFeatures features = DetectCpuFeatures();
-    if (isa == MatMulIsa::kAvx2) features.avx512f = false;
-    attention_ = SelectAttention(features, head_dim, &attention_name, &attention_groups_);
+    attention_ = SelectAttention(features_, head_dim, &attention_name, &attention_groups_);
   }
   ThreadPoolOptions pool_options;
   pool_options.threads = options_.threads;
@@ -233,8 +225,11 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
   STATICLM_RETURN_IF_ERROR(PrepareElementwise(isa == MatMulIsa::kReference));
   STATICLM_RETURN_IF_ERROR(PrepareQuantizedActivations(isa == MatMulIsa::kReference));
+  // The ISA first, and the ones this CPU offers, so a report shows what --isa could choose.
+  char isa_choice[96];
+  STATICLM_RETURN_IF_ERROR(DescribeIsaChoice(options_, isa_choice, sizeof(isa_choice)));
   std::snprintf(description_, sizeof(description_),
-                "cpu: %s matmul, %s attention, %s element-wise, %d thread%s%s%s",
+                "cpu: %s, %s matmul, %s attention, %s element-wise, %d thread%s%s%s", isa_choice,
                 MatMulIsaName(isa), attention_name, elementwise_.name, options_.threads,
                 options_.threads == 1 ? "" : "s", options_.busy_wait ? ", busy-wait" : "",
                 options_.pin_threads ? ", pinned" : "");
@@ -257,8 +252,8 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "quantized activations must be 0 (off), 8 or 16 bits, not %d", bits);
   }
-  const IntKernels kernels = reference ? IntKernelsFor(IntIsa::kReference, bits)
-                                       : SelectIntKernels(DetectCpuFeatures(), bits);
+  const IntKernels kernels =
+      reference ? IntKernelsFor(IntIsa::kReference, bits) : SelectIntKernels(features_, bits);
   if (kernels.matmul == nullptr) return Status::Ok();
   int64_t rows = 0, n_in = 0;
   for (const BoundPlan& b : plans_) {
@@ -278,7 +273,7 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
 
 // The element-wise kernels and the RoPE table (sized by the largest chunk and head).
 Status CpuBackend::PrepareElementwise(bool reference) {
-  elementwise_ = SelectElementwise(DetectCpuFeatures(), reference);
+  elementwise_ = SelectElementwise(features_, reference);
   reference_rope_ = reference;
   int64_t rows = 1, head_dim = 2;
   for (const BoundPlan& b : plans_) {

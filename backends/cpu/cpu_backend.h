@@ -20,7 +20,8 @@ namespace staticlm::cpu {
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(const BackendOptions& options) : options_(options) {}
-  // The matmul ISA Prepare would use with `options` on this CPU ("reference", "avx2", ...).
+  // The matmul ISA Prepare would use with `options` on this CPU ("reference", "avx2", ...): the
+  // best the CPU has within options.isa (backends/cpu/cpu_isa.h).
   static const char* KernelChoice(const BackendOptions& options);
   const char* name() const override { return "cpu"; }
   const char* description() const override { return description_; }
@@ -56,6 +57,7 @@ class CpuBackend final : public Backend {
   uint8_t* HostRange(BufferId id, uint64_t offset, uint64_t bytes) const;
 
   BackendOptions options_;
+  CpuFeatures features_;  // those the kernel selectors may use under the chosen ISA (--isa)
   BufferBinding buffers_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
@@ -67,7 +69,7 @@ class CpuBackend final : public Backend {
   RopeAngles rope_angles_;
   bool reference_rope_ = true;
   ThreadPool pool_;
-  char description_[160] = "cpu (not prepared)";
+  char description_[256] = "cpu (not prepared)";
 };
 
 }  // namespace staticlm::cpu

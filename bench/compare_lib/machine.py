@@ -42,6 +42,8 @@ def _cpuinfo():
         vendor, family, number = ident["vendor_id"], int(ident["cpu family"]), int(ident["model"])
         uarch = _UARCH.get((vendor, family, number)) or (
             _AMD_FAMILY.get(family) if vendor == "AuthenticAMD" else None)
+        if uarch == "zen3-4":  # family 25 is both; of the two only Zen 4 has AVX-512
+            uarch = "zen4" if "avx512f" in flags.split() else "zen3"
         model = "%s (family %d, model %d%s)" % (model, family, number,
                                                 ", " + uarch if uarch else "")
     except (KeyError, ValueError):

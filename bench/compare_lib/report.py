@@ -93,6 +93,17 @@ def noise_note(figures, timeline, peer_name, threads, extra=None):
     return "Noise: " + "; ".join(parts) + "."
 
 
+def _peer_line(result, part):
+    """Which peer ran and what it was compiled for, and the staticlm ISA it was paired with."""
+    p = part.get("peer")
+    if not p:
+        return []
+    return ["Pairing: staticlm `--isa %s` (backend: %s) vs llama-cpp-python %s loaded from `%s`, "
+            "whose `llama_print_system_info()` reads: `%s`." % (
+                result.get("isa", "auto"), part["settings"]["staticlm"]["backend"], p["version"],
+                p["path"], p["system_info"]), ""]
+
+
 def markdown(result):
     """The whole report: header, one section per peer, machine description."""
     m = result["machine"]
@@ -109,7 +120,7 @@ def markdown(result):
            STATISTICS, ""]
     part = result.get("llama.cpp")
     if part:
-        out += ["## staticlm vs llama.cpp (llama-cpp-python)", "",
+        out += ["## staticlm vs llama.cpp (llama-cpp-python)", "", *_peer_line(result, part),
                 table(part["figures"], "llama.cpp"), "", bandwidth_bound.describe(part), "",
                 part["description"], "",
                 noise_note(part["figures"], part["timeline"], "llama.cpp", m["threads"],

@@ -107,6 +107,13 @@ typedef struct staticlm_limits {
    * as q4_0; matrices whose rows are not whole blocks keep their type); NULL or "": use the
    * stored F32/F16/BF16 tensors in place. An error for a GGUF file. Borrowed for the call. */
   const char* quantize;
+  /* CPU: the instruction set the kernels use, chosen at init: "auto" (or NULL) for the best
+   * this CPU has (AVX-512, else AVX2, else NEON, else scalar), or "avx512", "avx2", "neon",
+   * "scalar" (the plain reference kernels). One the CPU lacks makes init fail with
+   * STATICLM_UNSUPPORTED naming what it has; any other name is STATICLM_INVALID_ARGUMENT.
+   * Overrides a plan file's kernel choice; reference_kernels overrides it.
+   * staticlm_backend_description names the ISA chosen. Borrowed for the call. */
+  const char* isa;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
@@ -145,6 +152,13 @@ typedef struct staticlm_memory {
  * allocating the buffers. On failure writes a one-line message into `error` (may be NULL). */
 staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limits* limits,
                                      staticlm_memory* memory, char* error, size_t error_capacity);
+
+/* Init phase. The CPU instruction set a context with `limits` would run and those this CPU
+ * offers, e.g. "isa avx2 (cpu has avx512 avx2 scalar)", into `out` (NUL-terminated, truncated
+ * to `capacity`). STATICLM_UNSUPPORTED (message in `error`) when limits->isa names one this
+ * CPU lacks, as staticlm_create would fail. Ignores a plan file's kernel choice. */
+staticlm_status staticlm_cpu_isa(const staticlm_limits* limits, char* out, size_t capacity,
+                                 char* error, size_t error_capacity);
 
 /* Init phase. Writes a human-readable description of the model file into `out` (NUL-terminated,
  * truncated to `capacity`): architecture and hyperparameters, scalar metadata, and the tensor

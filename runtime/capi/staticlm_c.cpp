@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 
+#include "backends/backend_registry.h"
 #include "runtime/capi/capi_context.h"
 #include "runtime/engine/engine.h"
 #include "runtime/plan/fusion_passes.h"
@@ -69,6 +70,11 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->pipeline_cache_path = in->pipeline_cache_path;
   out->activation_bits = in->activation_bits;
   out->quantize = in->quantize;
+  const char* isa = in->isa != nullptr ? in->isa : "auto";
+  if (std::strlen(isa) >= sizeof(out->isa)) {
+    return Status::Error(StatusCode::kInvalidArgument, "--isa %.32s: unknown", isa);
+  }
+  std::snprintf(out->isa, sizeof(out->isa), "%s", isa);
   return Status::Ok();
 }
 
@@ -129,6 +135,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->pipeline_cache_path = nullptr;
   limits->activation_bits = 0;
   limits->quantize = nullptr;
+  limits->isa = nullptr;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -147,6 +154,18 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
   if (s.ok()) s = CatchingBadAlloc([&] { return engine->Load(model_path, engine_limits); });
   if (s.ok()) ToCMemory(engine->memory(), memory);
   delete engine;
+  WriteError(s, error, error_capacity);
+  return ToC(s.code());
+}
+
+staticlm_status staticlm_cpu_isa(const staticlm_limits* limits, char* out, size_t capacity,
+                                 char* error, size_t error_capacity) {
+  staticlm::EngineLimits engine_limits;
+  Status s = ToEngineLimits(limits, &engine_limits);
+  staticlm::BackendOptions options;
+  options.reference_kernels = engine_limits.reference_kernels;
+  std::memcpy(options.isa, engine_limits.isa, sizeof(options.isa));
+  if (s.ok()) s = staticlm::DescribeCpuIsaChoice(options, out, capacity);
   WriteError(s, error, error_capacity);
   return ToC(s.code());
 }

@@ -45,6 +45,8 @@ struct EngineLimits {
   // A Hugging Face folder's weight quantization at init ("q8_0", "q4_0", "q4_k"); nullptr or
   // "": none. Borrowed for the Load call.
   const char* quantize = nullptr;
+  // CPU: "auto", "avx512", "avx2", "neon" or "scalar" (BackendOptions::isa).
+  char isa[16] = "auto";
 };
 
 }  // namespace staticlm

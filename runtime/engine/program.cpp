@@ -251,6 +251,7 @@ BackendOptions Program::MakeBackendOptions() const {
   options.device = limits_.device;
   options.logits_on_request = true;  // fetched when asked for (FetchLogits)
   std::memcpy(options.kernels, plan_kernels_, sizeof(options.kernels));
+  std::memcpy(options.isa, limits_.isa, sizeof(options.isa));
   std::memcpy(options.pipeline_cache_path, pipeline_cache_path_,
               sizeof(options.pipeline_cache_path));
   return options;

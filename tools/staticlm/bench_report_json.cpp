@@ -54,6 +54,7 @@ void WriteConfig(JsonOut& j, const BenchOptions& o, const BenchContextFacts& fac
   j.Integer("chunk", l.prefill_chunk);
   j.String("kv", KvName(l.kv_type));
   j.Bool("reference", l.reference_kernels != 0);
+  j.String("isa", l.isa != nullptr ? l.isa : "auto");  // asked; the backend line says chosen
   j.Bool("busy_wait", l.busy_wait != 0);
   j.Bool("pin", l.pin_threads != 0);
   j.Bool("lock", l.lock_memory != 0);

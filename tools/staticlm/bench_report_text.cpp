@@ -21,11 +21,12 @@ void PrintHeader(FILE* out, const BenchReport& r) {
   std::fprintf(out, "  config    prompt %d, gen %d, depths", o.prompt_tokens, o.gen_tokens);
   for (size_t i = 0; i < o.depths.size(); ++i)
     std::fprintf(out, "%s%d", i ? "," : " ", o.depths[i]);
-  std::fprintf(out, ", reps %d (+%d warm-up), threads %d, ctx %d, chunk %d, kv %s%s%s%s%s\n\n",
-               o.reps, o.warmup, o.limits.threads, o.limits.max_context, o.limits.prefill_chunk,
-               KvName(o.limits.kv_type), o.limits.reference_kernels ? ", reference" : "",
-               o.limits.busy_wait ? ", busy-wait" : "", o.limits.pin_threads ? ", pinned" : "",
-               o.limits.lock_memory ? ", locked" : "");
+  std::fprintf(
+      out, ", reps %d (+%d warm-up), threads %d, ctx %d, chunk %d, kv %s, isa %s%s%s%s%s\n\n",
+      o.reps, o.warmup, o.limits.threads, o.limits.max_context, o.limits.prefill_chunk,
+      KvName(o.limits.kv_type), o.limits.isa != nullptr ? o.limits.isa : "auto",
+      o.limits.reference_kernels ? ", reference" : "", o.limits.busy_wait ? ", busy-wait" : "",
+      o.limits.pin_threads ? ", pinned" : "", o.limits.lock_memory ? ", locked" : "");
 }
 
 void PrintFirstToken(FILE* out, const BenchFigures& f) {

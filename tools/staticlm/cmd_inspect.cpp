@@ -84,6 +84,12 @@ int InspectCommand(int argc, char** argv) {
     return 1;
   }
   PrintMemory(o, memory);
+  char isa[128];
+  if (staticlm_cpu_isa(&o.limits, isa, sizeof(isa), error, sizeof(error)) != STATICLM_OK) {
+    std::fprintf(stderr, "staticlm: %s\n", error);
+    return 1;
+  }
+  std::printf("cpu kernels: %s\n", isa);
   return 0;
 }
 

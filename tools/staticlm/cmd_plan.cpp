@@ -43,7 +43,11 @@ int PlanCommand(int argc, char** argv) {
       std::fprintf(stderr, "staticlm: %s\n", error);
       return 1;
     }
-    std::fprintf(stderr, "[staticlm] wrote %s\n", o.output);
+    // The file records the CPU kernel choice (--isa): say which.
+    char isa[128];
+    const bool known =
+        staticlm_cpu_isa(&o.limits, isa, sizeof(isa), error, sizeof(error)) == STATICLM_OK;
+    std::fprintf(stderr, "[staticlm] wrote %s (cpu kernels: %s)\n", o.output, known ? isa : error);
   }
   if (o.print && PrintReport(o, 0) != 0) return 1;
   if (o.json && PrintReport(o, 1) != 0) return 1;

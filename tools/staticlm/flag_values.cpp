@@ -105,6 +105,20 @@ bool ParseActivations(const char* text, int32_t* bits) {
   return true;
 }
 
+// Whether the CPU has the ISA is the backend's to say, at init.
+static bool ParseIsa(const char* text, const char** isa) {
+  static const char* const kNames[] = {"auto", "avx512", "avx2", "neon", "scalar"};
+  for (const char* name : kNames) {
+    if (std::strcmp(text, name) == 0) {
+      *isa = text;
+      return true;
+    }
+  }
+  std::fprintf(stderr, "staticlm: --isa expects auto, avx512, avx2, neon or scalar, got '%s'\n",
+               text);
+  return false;
+}
+
 bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
   if (std::strcmp(flag, "--reference") == 0) {
     limits->reference_kernels = 1;
@@ -162,6 +176,8 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
   } else if (std::strcmp(flag, "--quantize") == 0) {
     // Checked against the model at load (a GGUF file refuses it; a folder knows the types).
     limits->quantize = value;
+  } else if (std::strcmp(flag, "--isa") == 0) {
+    ok = ParseIsa(value, &limits->isa);
   } else if (std::strcmp(flag, "--sinks") == 0) {
     ok = ParseI32(flag, value, 1, 1 << 24, &limits->sinks);
   } else {
