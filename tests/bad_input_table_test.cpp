@@ -156,7 +156,7 @@ std::vector<Row> Rows() {
          });
          return Run(*file);
        }},
-      {"an unknown architecture", "architecture 'mamba' is not supported (supported: ",
+      {"an unknown architecture", "general.architecture = 'mamba' is not supported (supported: ",
        [](BadInputs& in, std::string* file) {
          GgufWriter w;
          w.AddString("general.architecture", "mamba");

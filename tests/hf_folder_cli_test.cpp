@@ -1,11 +1,12 @@
 // The staticlm command on Hugging Face folders: inspect and plan read them (with --quantize),
-// run fails in one line naming tokenizer.json while the folder's tokenizer is not read, and
-// --quantize is refused for a GGUF file.
+// run generates from text with the folder's tokenizer.json, fails in one line naming
+// tokenizer.json for a folder without one, and --quantize is refused for a GGUF file.
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_runner.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -38,11 +39,25 @@ TEST(HfFolderCli, InspectAndPlanWithQuantize) {
   EXPECT_NE(r.output.find("\"decode\""), std::string::npos) << r.output;
 }
 
+TEST(HfFolderCli, RunReadsTheFoldersTokenizer) {
+  auto r = RunCli("run --model " + kDir + "/llama_f32 --ctx 64 -p hello --max-tokens 4");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("prompt_tokens="), std::string::npos) << r.output;
+}
+
 TEST(HfFolderCli, RunWithoutATokenizerFailsInOneLine) {
-  auto r = RunCli("run --model " + kDir + "/llama_f32 --ctx 64 -p hello");
+  // The same weights and config, no tokenizer.json: run prints text, so it cannot start (the C
+  // API still runs ids: hf_folder_model_test).
+  const std::string dir = staticlm::test::TempPath("hf_no_tokenizer");
+  auto made = staticlm::test::RunShell("mkdir -p " + dir + " && ln -sf " + kDir +
+                                       "/llama_f32/config.json " + kDir +
+                                       "/llama_f32/model.safetensors " + dir + "/");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  auto r = RunCli("run --model " + dir + " --ctx 64 -p hello");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("tokenizer.json"), std::string::npos) << r.output;
   EXPECT_EQ(Lines(r.output), 1) << r.output;
+  staticlm::test::RunShell("rm -rf " + dir);
 }
 
 TEST(HfFolderCli, QuantizeIsRefusedForAFileAndUnknownTypes) {

@@ -9,7 +9,11 @@
 //    two shards) with f32 arithmetic on the stored values.
 // Everything runs through token ids: the folder's tokenizer.json is another change's, and until
 // it is read text calls fail with a message naming the folder (tested here too).
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +24,7 @@
 #include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/greedy_check.h"
+#include "tests/support/temp_path.h"
 
 namespace {
 
@@ -153,15 +158,38 @@ TEST(HfFolderModel, QuantizedWeightsAreTheWeightsBuffer) {
 }
 
 TEST(HfFolderModel, TextCallsFailClearlyWhileIdsRun) {
+  // The folder's config and weights without its tokenizer.json.
+  const std::string dir = staticlm::test::TempPath("hf_ids_only");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  for (const char* name : {"config.json", "model.safetensors"}) {
+    ASSERT_EQ(symlink((kDir + "/llama_f32/" + name).c_str(), (dir + "/" + name).c_str()), 0);
+  }
+  {
+    ContextPtr ctx = CreateContext(dir.c_str(), Limits());
+    ASSERT_NE(ctx, nullptr);
+    int32_t ids[8];
+    size_t n = 0;
+    EXPECT_NE(staticlm_tokenize(ctx.get(), "hi", 2, 1, ids, 8, &n), STATICLM_OK);
+    EXPECT_NE(std::strstr(staticlm_last_error(ctx.get()), "tokenizer.json"), nullptr)
+        << staticlm_last_error(ctx.get());
+    const int32_t prompt[] = {1, 2, 3};
+    EXPECT_EQ(staticlm_prefill(ctx.get(), prompt, 3), STATICLM_OK);
+  }
+  for (const char* name : {"config.json", "model.safetensors"}) {
+    std::remove((dir + "/" + name).c_str());
+  }
+  rmdir(dir.c_str());
+}
+
+TEST(HfFolderModel, TextCallsUseTheFoldersTokenizer) {
   ContextPtr ctx = CreateContext((kDir + "/llama_f32").c_str(), Limits());
   ASSERT_NE(ctx, nullptr);
-  int32_t ids[8];
+  int32_t ids[16];
   size_t n = 0;
-  EXPECT_NE(staticlm_tokenize(ctx.get(), "hi", 2, 1, ids, 8, &n), STATICLM_OK);
-  EXPECT_NE(std::strstr(staticlm_last_error(ctx.get()), "tokenizer.json"), nullptr)
+  ASSERT_EQ(staticlm_tokenize(ctx.get(), "hello", 5, 1, ids, 16, &n), STATICLM_OK)
       << staticlm_last_error(ctx.get());
-  const int32_t prompt[] = {1, 2, 3};
-  EXPECT_EQ(staticlm_prefill(ctx.get(), prompt, 3), STATICLM_OK);
+  EXPECT_GT(n, 0u);
+  EXPECT_EQ(staticlm_prefill(ctx.get(), ids, n), STATICLM_OK) << staticlm_last_error(ctx.get());
 }
 
 TEST(HfFolderModel, QuantizeIsRefusedForAGgufFile) {

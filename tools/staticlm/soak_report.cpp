@@ -50,7 +50,7 @@ void WriteSoakJson(FILE* out, const SoakOptions& o, const SoakResult& r) {
 
 namespace {
 
-constexpr double kWidth = 760, kHeight = 250, kLeft = 70, kRight = 20, kTop = 30, kBottom = 40;
+constexpr double kWidth = 760, kHeight = 250, kLeft = 70, kRight = 20, kTop = 44, kBottom = 40;
 
 // One panel: `value(sample)` against tokens, scaled to [0, top].
 template <typename Value>
