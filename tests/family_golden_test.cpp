@@ -131,13 +131,18 @@ TEST_P(FamilyGoldenTest, GreedyContinuationsMatchTransformers) {
 }
 
 // The tokenizer the GGUF describes against transformers' on the folder's tokenizer: the tricky
-// texts (special-token text parsed as special) and the plain prompts.
-// Disabled until staticlm's tokenizers follow these families (issue 14, part 3). On 2026-11-25
-// the one family that loads, mistral, differs on 7 of 42 texts: staticlm adds no "▁" prefix to
-// a text that starts with a space (" Hello": SentencePiece, transformers and llama.cpp give
-// "▁▁Hello"), none after a special token ("<s>[INST]": transformers and llama.cpp give
-// "<s>", "▁", "[INST]"), and does not parse "<unk>" as the unknown token (both do).
-TEST_P(FamilyGoldenTest, DISABLED_TokenizationMatchesTransformers) {
+// texts (special-token text parsed as special) and the plain prompts. Runs for llama (Llama 3's
+// byte-level BPE, equal on every text). Skipped, with the reason, for the families whose GGUF
+// tokenizers do not follow transformers yet (issue 14, part 3; their tokenizer.json files do:
+// family_tokenizer_json_test). On 2026-11-25 mistral differs on 7 of 42 texts: no "▁" prefix
+// on a text that starts with a space (" Hello": SentencePiece, transformers and llama.cpp give
+// "▁▁Hello"), none after a special token ("<s>[INST]": "<s>", "▁", "[INST]"), and "<unk>" not
+// parsed as the unknown token; qwen2, qwen3 and phi3 differ too.
+TEST_P(FamilyGoldenTest, TokenizationMatchesTransformers) {
+  const std::string family = std::get<0>(GetParam()).family;
+  if (family != "llama") {
+    GTEST_SKIP() << family << ": the GGUF tokenizer does not follow transformers yet (issue 14)";
+  }
   ASSERT_FALSE(golden_.tokenize.empty());
   for (const staticlm::test::FamilyTokenizeCase& c : golden_.tokenize) {
     EXPECT_EQ(Tokenize(c.text), c.ids_default) << "text \"" << c.text << "\"";
