@@ -86,7 +86,11 @@ TEST(TokenizeCliTest, PromptIdsFeedTheSameTokensAsTheirText) {
   EXPECT_EQ(b["prompt_tokens"], a["prompt_tokens"]);
   EXPECT_EQ(b["tokens"], a["tokens"]);  // run --json lists the generated ids
   EXPECT_EQ(b["tokens"].size(), 6u);
+#if defined(STATICLM_SANITIZE)
+  EXPECT_TRUE(b["heap_allocs_after_init"].is_null());  // ASan owns malloc: counting is off
+#else
   EXPECT_EQ(b["heap_allocs_after_init"], 0);
+#endif
 }
 
 TEST(TokenizeCliTest, BadIdsFailInOneLine) {
