@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 
 #include "staticlm/staticlm.h"
 
@@ -32,5 +34,30 @@ enum class FlagResult { kParsed, kBad, kNotMine };
 // The valued flags that shape a context, shared by every command: --kv, --backend, --device,
 // --window, --sinks. kBad after printing a one-line error; kNotMine for another flag.
 FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* limits);
+
+// The argv loop of a command with flags of its own (bench, soak): argv[first..argc) through
+// ParseRunSwitch and ParseLimitFlag into `limits`, and every other flag with its value to
+// `own(flag, value)`, which returns false after printing one line for a flag it does not know.
+// False after one line for a stray argument or a flag without a value.
+template <typename Own>
+bool ParseCommandFlags(int argc, char** argv, int first, staticlm_limits* limits, Own&& own) {
+  for (int i = first; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (ParseRunSwitch(flag, limits)) continue;
+    if (std::strncmp(flag, "-", 1) != 0) {
+      std::fprintf(stderr, "staticlm: unexpected argument '%s' (see staticlm help)\n", flag);
+      return false;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
+      return false;
+    }
+    FlagResult shared = ParseLimitFlag(flag, argv[i + 1], limits);
+    if (shared == FlagResult::kBad) return false;
+    if (shared == FlagResult::kNotMine && !own(flag, argv[i + 1])) return false;
+    ++i;
+  }
+  return true;
+}
 
 }  // namespace staticlm::cli

@@ -50,26 +50,9 @@ bool ParseValueFlag(const char* flag, const char* value, SoakOptions* o) {
 bool ParseSoakOptions(int argc, char** argv, int first, SoakOptions* o) {
   staticlm_limits_default(&o->limits);
   o->model = DefaultModelPath();
-  for (int i = first; i < argc; ++i) {
-    const char* flag = argv[i];
-    if (ParseRunSwitch(flag, &o->limits)) continue;
-    if (std::strncmp(flag, "-", 1) != 0) {
-      std::fprintf(stderr, "staticlm: unexpected argument '%s' (see staticlm help)\n", flag);
-      return false;
-    }
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "staticlm: option '%s' needs a value or is unknown\n", flag);
-      return false;
-    }
-    FlagResult shared = ParseLimitFlag(flag, argv[i + 1], &o->limits);
-    if (shared == FlagResult::kBad) return false;
-    if (shared == FlagResult::kParsed) {
-      ++i;
-      continue;
-    }
-    if (!ParseValueFlag(flag, argv[++i], o)) return false;
-  }
-  return true;
+  return ParseCommandFlags(argc, argv, first, &o->limits, [o](const char* flag, const char* value) {
+    return ParseValueFlag(flag, value, o);
+  });
 }
 
 }  // namespace staticlm::cli
