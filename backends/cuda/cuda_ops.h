@@ -1,0 +1,73 @@
+// The seam between the CUDA backend's host side (backends/cuda/*.cpp: device choice, memory,
+// graph capture and replay, steps) and its kernels (backends/cuda/kernels/*.cu): one call
+// enqueues one plan op on a stream. Nothing model-specific crosses it: the plan is the input.
+//
+// Built by nvcc (kernels) and by the host C++ compiler (backend), so it includes only the CUDA
+// runtime's types and the contract.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "contract/plan.h"
+
+namespace staticlm::cuda {
+
+// What changes from step to step (StepParams), in device memory that the host writes with one
+// async copy before each graph launch. Kernels read it there, so a graph captured once at init
+// serves every step.
+struct StepValues {
+  int32_t n_tokens;
+  int32_t position;
+  int32_t sequence;
+  int32_t reserved;  // keeps the arrays 16-byte aligned
+  int32_t row_sequences[kMaxBatch];
+  int32_t row_positions[kMaxBatch];
+};
+
+// Device addresses of the plan's four buffers (BufferId order); a tensor is at
+// base[region.buffer] + region.offset.
+struct DeviceBuffers {
+  uint8_t* base[kBufferCount];
+};
+
+// Init only: whether EnqueueOp has a kernel for `op` of `plan` (its kind, dtypes and params).
+// When not, *why is set to a static message naming what is missing, e.g. "CUDA: no kernel for
+// kMatMul with weights of type IQ2_XS".
+bool OpSupported(const Plan& plan, const Op& op, const char** why);
+
+// Init (inside stream capture) and run: enqueues `op` of `plan` on `stream`. Grids are sized
+// from the plan's static shapes (its maxima); kernels read n_tokens, positions and sequences
+// from `step` (device memory) and leave rows past the step's alone, as the CPU kernels do. The
+// result matches the plain reference kernels (backends/cpu/reference_kernels.h) within each
+// op's tolerance in the shared every-op test. Never allocates, never synchronises; returns the
+// launch error (cudaPeekAtLastError), if any.
+cudaError_t EnqueueOp(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
+                      const StepValues* step, cudaStream_t stream);
+
+// The largest top_k EnqueueSample takes (DeviceLogits::max_device_top_k).
+constexpr int32_t kMaxSampleTopK = 64;
+
+// Per-call token choice parameters (DeviceSampling), in device memory written before the call.
+struct SampleValues {
+  int32_t row;      // the logits row to choose from
+  int32_t top_k;    // 0: greedy; else 1 … kMaxSampleTopK
+  float temperature;
+  float reserved;
+  double uniform;  // the caller's draw in [0, 1)
+};
+
+// What EnqueueSample leaves in device memory for the host to read back.
+struct SampleResult {
+  int32_t token;
+  int32_t status;  // 0: ok; 1: a NaN or +inf logit; 2: every logit -inf
+};
+
+// Run phase: enqueues a token choice from row values->row of `logits` (F32 [rows, vocab], device
+// memory) with the semantics of DeviceLogits::SampleOnDevice, writing only *result. Never
+// allocates; returns the launch error, if any.
+cudaError_t EnqueueSample(const float* logits, int32_t vocab, const SampleValues* values,
+                          SampleResult* result, cudaStream_t stream);
+
+}  // namespace staticlm::cuda
