@@ -51,6 +51,12 @@ const char* BackendKernelChoice(const char* name, const BackendOptions& options)
   return "";
 }
 
+uint64_t BackendPackedWeightBytes(const char* name, const BackendOptions& options,
+                                  const Plan* const* plans, int n_plans) {
+  if (std::strcmp(name, "cpu") != 0 && std::strcmp(name, "auto") != 0) return 0;
+  return cpu::CpuBackend::PackedWeightBytes(plans, n_plans, options);
+}
+
 Status DescribeCpuIsaChoice(const BackendOptions& options, char* out, size_t capacity) {
   return cpu::DescribeIsaChoice(options, out, capacity);
 }

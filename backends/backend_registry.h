@@ -16,6 +16,12 @@ Status CreateBackend(const char* name, const BackendOptions& options,
 // plan file records), e.g. "avx512", "avx2" or "reference".
 const char* BackendKernelChoice(const char* name, const BackendOptions& options);
 
+// Init only. The bytes backend `name` would allocate at Prepare for copies of weights in its own
+// layout (the CPU's packed Q8_0 matrices with int8 activations); 0 for the others (Vulkan's
+// device copies are its own memory, not the host's). "auto" counts as the CPU, its fallback.
+uint64_t BackendPackedWeightBytes(const char* name, const BackendOptions& options,
+                                  const Plan* const* plans, int n_plans);
+
 // Init only. The CPU backend's instruction-set choice for `options`, "isa avx2 (cpu has avx512
 // avx2 scalar)", into `out`; the error Prepare would give when the CPU lacks the ISA asked for.
 Status DescribeCpuIsaChoice(const BackendOptions& options, char* out, size_t capacity);

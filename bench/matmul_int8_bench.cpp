@@ -1,6 +1,7 @@
 // f32-activation matmul (the fast kernel the CPU backend uses) against the integer-activation
-// ones (quantize x to int8 or int16, then integer dots), on SmolLM2-135M's shapes, as ratios
-// from the same run.
+// ones (quantize x to int8 or int16, then integer dots), and int8 with packed weights
+// (packed_weights.h) against int8 in the file layout, on SmolLM2-135M's or Gemma 3's shapes, as
+// ratios from the same run.
 //
 // The machine is shared and noisy, so the kernels are timed in alternation: each rep runs the
 // f32, int8 and int16 kernels over the same weights, and the report gives each one's median
@@ -26,6 +27,7 @@
 #include "backends/cpu/fast_matmul.h"
 #include "backends/cpu/half.h"
 #include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/packed_weights.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -77,8 +79,9 @@ double Seconds() {
 struct Setup {
   const Shape* shape;
   int64_t rows;
-  std::vector<uint8_t> pool;  // `copies` copies of the weights, back to back
-  size_t one = 0, copies = 1, calls = 1;
+  std::vector<uint8_t> pool;         // `copies` copies of the weights, back to back
+  std::vector<uint8_t> packed_pool;  // the same copies packed (packed_weights.h), if they can be
+  size_t one = 0, packed_one = 0, copies = 1, calls = 1;
   std::vector<float> x;
   MatMulRangeFn f32;
   IntKernels int8, int16;
@@ -87,7 +90,9 @@ struct Setup {
 // Runs `calls` products on `threads` threads (each its share of the outputs), cycling through
 // the copies; returns seconds per call.
 template <class Product>
-double Time(const Setup& s, int threads, Product product) {
+double Time(const Setup& s, int threads, Product product, bool packed = false) {
+  const uint8_t* weights = packed ? s.packed_pool.data() : s.pool.data();
+  const size_t one = packed ? s.packed_one : s.one;
   auto work = [&](int t) {
     const int64_t n = s.shape->n_out;
     const int64_t begin = n * t / threads / 16 * 16,
@@ -96,7 +101,7 @@ double Time(const Setup& s, int threads, Product product) {
     QuantizedBuffer buffer;
     if (!buffer.Init(s.rows, s.shape->n_in).ok()) std::abort();
     for (size_t c = 0; c < s.calls; ++c) {
-      product(&s.pool[(c % s.copies) * s.one], y.data(), begin, end, buffer);
+      product(weights + (c % s.copies) * one, y.data(), begin, end, buffer);
     }
   };
   const double start = Seconds();
@@ -128,6 +133,14 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
   s.copies = rows == 1 ? std::max<size_t>(2, pool_bytes / one.size()) : 1;
   s.pool.resize(s.one * s.copies);
   for (size_t c = 0; c < s.copies; ++c) std::memcpy(&s.pool[c * s.one], one.data(), s.one);
+  const bool packable = PackedSupportsType(shape.type) && kernels.int8.packed_matmul != nullptr;
+  if (packable) {
+    s.packed_one = PackedBytes(shape.type, shape.n_out, shape.n_in);
+    s.packed_pool.resize(s.packed_one * s.copies);
+    for (size_t c = 0; c < s.copies; ++c) {
+      PackX16(shape.type, one.data(), shape.n_out, shape.n_in, &s.packed_pool[c * s.packed_one]);
+    }
+  }
   // Enough calls for ~100 MB of weights per timing (at least one pass over the copies).
   s.calls = std::max<size_t>(s.copies, (size_t{100} << 20) / s.one / (rows == 1 ? 1 : 8));
   s.x.resize(static_cast<size_t>(rows * shape.n_in));
@@ -150,13 +163,22 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
   };
   auto int8 = integer(s.int8);
   auto int16 = integer(s.int16);
+  auto int8_packed = [&s, &shape, rows, n_out, n_in](const uint8_t* w, float* y, int64_t b,
+                                                     int64_t e, QuantizedBuffer& buffer) {
+    QuantizedActivations q = buffer.Quantize(s.int8, s.x.data(), rows, n_in);
+    s.int8.packed_matmul(shape.type, w, n_out, q, y, b, e);
+  };
   Time(s, threads, f32);  // warm-up: page in the pool
   Time(s, threads, int8);
-  std::vector<double> tf, t8, t16, r8, r16;
+  std::vector<double> tf, t8, t16, r8, r16, tp, rp;
   for (int r = 0; r < reps; ++r) {
     tf.push_back(Time(s, threads, f32));
     t8.push_back(Time(s, threads, int8));
     t16.push_back(Time(s, threads, int16));
+    if (packable) {
+      tp.push_back(Time(s, threads, int8_packed, true));
+      rp.push_back(t8.back() / tp.back());
+    }
     r8.push_back(tf.back() / t8.back());
     r16.push_back(tf.back() / t16.back());
   }
@@ -167,6 +189,11 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
       Median(t16) * 1e6, Median(r8), Median(r16), static_cast<double>(s.one) / Median(tf) / 1e9,
       static_cast<double>(s.one) / Median(t8) / 1e9,
       static_cast<double>(s.one) / Median(t16) / 1e9);
+  if (packable) {  // packed int8 against int8 in the file layout, same rounds
+    std::printf("%-27s rows %2lld  int8 packed %8.1f us  int8/packed %5.2f  (GB/s: %4.1f)\n", "",
+                static_cast<long long>(rows), Median(tp) * 1e6, Median(rp),
+                static_cast<double>(s.packed_one) / Median(tp) / 1e9);
+  }
   std::fflush(stdout);
 }
 

@@ -3,8 +3,9 @@
 // ref::MatMulIntRange) bit for bit, with the SIMD kernels and with the reference kernels; the
 // fused forms (RMSNorm + gate/up + SiLU, Q/K/V, residual accumulation) stay within the
 // quantization error of the f32-activation run and differ from it (so the integer path was
-// used); a fused product with a weight the integer path cannot take (F16) keeps f32
-// activations bit for bit; a width other than 0, 8 or 16 fails Prepare.
+// used; int8 SIMD products with Q8_0 or Q5_0 weights read the packed copy); a fused product with a
+// weight the integer path cannot take (F16) keeps f32 activations bit for bit; a width other than
+// 0, 8 or 16 fails Prepare.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/packed_weights.h"
 #include "tests/vulkan_test_support.h"
 
 namespace staticlm::cpu {
@@ -79,6 +81,9 @@ void CheckPlainProduct(int bits) {
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       const std::string named = "int" + std::to_string(bits) + " activations";
       EXPECT_NE(description.find(named), std::string::npos) << description;
+      // int8 SIMD products stream Q8_0 and Q5_0 weights from a packed copy (packed_weights.h).
+      const bool packed = bits == 8 && !reference && PackedSupportsType(type);
+      EXPECT_EQ(description.find("1 matrices packed") != std::string::npos, packed) << description;
       std::vector<float> got = vktest::Values(h, r, y, rows);
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(Bits(got[i]), Bits(want[i])) << (reference ? "reference" : "simd") << " at " << i

@@ -2,7 +2,8 @@
 // the plan gives each sliding layer a ring of W + C − 1 slots and each global layer the whole
 // context, from the model's metadata alone, and the report splits the KV bytes by layer kind
 // beside what an all-global StaticCache would take. At ctx 32768 the hybrid cache must be at
-// most a quarter of that (issue 13). Sizes are checked against the formula, not the code.
+// most a quarter of that (issue 13). Sizes are checked against the formula, not the code. With
+// int8 activations the packed weights are counted too.
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -21,11 +22,13 @@ bool HaveModel() {
   return f != nullptr;
 }
 
-staticlm_memory Plan(int context, int chunk) {
+staticlm_memory Plan(int context, int chunk, int activation_bits = 0) {
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.max_context = context;
   limits.prefill_chunk = chunk;
+  limits.activation_bits = activation_bits;
+  limits.isa = "avx2";  // the packed kernels exist for AVX2 and AVX-512 VNNI
   staticlm_memory m{};
   char error[256] = {0};
   EXPECT_EQ(staticlm_plan_memory(kModel, &limits, &m, error, sizeof(error)), STATICLM_OK) << error;
@@ -59,3 +62,19 @@ TEST(Gemma3MemoryTest, ContextWithinTheWindowKeepsEveryLayerWhole) {
 }
 
 }  // namespace
+
+// With int8 activations the CPU backend packs the Q8_0 and Q5_0 matrices its products read
+// (backends/cpu/packed_weights.h); the report counts that copy in total_bytes. The file's
+// sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0 81 tensors
+// 43,591,680; every matrix has a multiple of 16 rows and 64 bytes, so a packed copy is the
+// file's size. The tied head alone (262,144 × 640 Q8_0) is 178,257,920.
+TEST(Gemma3MemoryTest, PackedWeightsWithInt8ActivationsAreCounted) {
+  if (!HaveModel()) GTEST_SKIP() << kModel << " is absent (scripts/fetch-model gemma3-270m)";
+  const staticlm_memory f32 = Plan(2048, 64, 0), int16 = Plan(2048, 64, 16);
+  const staticlm_memory int8 = Plan(2048, 64, 8);
+  EXPECT_EQ(f32.packed_weights_bytes, 0u);
+  EXPECT_EQ(int16.packed_weights_bytes, 0u);
+  EXPECT_GE(int8.packed_weights_bytes, 262144ull * 640 / 32 * 34);
+  EXPECT_LE(int8.packed_weights_bytes, 179824640ull + 43591680ull);
+  EXPECT_EQ(int8.total_bytes - f32.total_bytes, int8.packed_weights_bytes);
+}

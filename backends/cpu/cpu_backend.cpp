@@ -15,6 +15,15 @@ namespace {
 // that a task's work dwarfs the cost of handing it out.
 constexpr int64_t kMatMulTaskColumns = 64;
 
+// Columns per task of a product with n_out columns: kMatMulTaskColumns, or a multiple of it
+// giving about 8 tasks per thread for wide products (an output head of 49,152 to 262,144 rows).
+// Each task then streams a long contiguous run of weights: the hardware prefetchers restart at
+// every jump between runs, and each task claimed is a contended atomic between the threads.
+int64_t TaskColumns(int64_t n_out, int threads) {
+  const int64_t wide = n_out / (8 * static_cast<int64_t>(threads));
+  return std::max(kMatMulTaskColumns, wide / kMatMulTaskColumns * kMatMulTaskColumns);
+}
+
 // One kMatMul op, possibly fused: up to three products sharing x, then an optional SiLU-gate
 // or residual accumulation applied to each task's columns as soon as they are computed (the
 // same float operations as the unfused ops, so results are bitwise the same).
@@ -31,13 +40,21 @@ struct MatMulJob {
   void (*silu_mul_fn)(float* gate, const float* up, int64_t n);
   float* acc;  // non-null: acc += y0
   int tasks_per_weight[3];
+  int64_t task_columns;  // a multiple of kMatMulTaskColumns
   MatMulIntRangeFn int_fn;
   const QuantizedActivations* xq;  // non-null: the products use x quantized to integers
+  MatMulIntPackedRangeFn packed_fn;
+  const uint8_t* packed[3];  // with xq: weight i's packed copy, or null for the file's layout
 };
+
+// Packed products start their ranges at group boundaries.
+static_assert(kMatMulTaskColumns % kPackedColumns == 0);  // so is every TaskColumns
 
 // Weight i's product for columns [begin, end).
 void Product(const MatMulJob& j, int i, int64_t begin, int64_t end) {
-  if (j.xq != nullptr) {
+  if (j.xq != nullptr && j.packed[i] != nullptr) {
+    j.packed_fn(j.type[i], j.packed[i], j.n_out[i], *j.xq, j.y[i], begin, end);
+  } else if (j.xq != nullptr) {
     j.int_fn(j.type[i], j.w[i], j.n_out[i], *j.xq, j.y[i], begin, end);
   } else {
     j.fn(j.type[i], j.w[i], j.n_out[i], j.n_in, j.x, j.rows, j.y[i], begin, end);
@@ -51,8 +68,8 @@ void MatMulTask(void* user, int task) {
   if (!j.silu_mul) {
     while (task >= j.tasks_per_weight[i]) task -= j.tasks_per_weight[i++];
   }
-  int64_t begin = task * kMatMulTaskColumns;
-  int64_t end = std::min(begin + kMatMulTaskColumns, j.n_out[i]);
+  int64_t begin = task * j.task_columns;
+  int64_t end = std::min(begin + j.task_columns, j.n_out[i]);
   Product(j, i, begin, end);
   if (j.silu_mul) {
     Product(j, 1, begin, end);
@@ -166,7 +183,53 @@ void AttentionTask(void* user, int task) {
        j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + j.heads_per_task);
 }
 
+// Calls f(tensor index) for each weight of `plan` that a packed product would read: the Q8_0
+// and Q5_0 weights of products whose activations are quantized (every weight of the op has an
+// integer kernel, as RunMatMul decides).
+template <class F>
+void ForEachPackableWeight(const Plan& plan, F f) {
+  for (const Op& op : plan.ops) {
+    if (op.kind != OpKind::kMatMul) continue;
+    const MatMulLayout layout = GetMatMulLayout(op.params);
+    bool integer = true;
+    for (int i = 0; i < layout.n_weights; ++i) {
+      integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype);
+    }
+    for (int i = 0; integer && i < layout.n_weights; ++i) {
+      if (PackedSupportsType(plan.tensors[op.inputs[1 + i]].dtype)) f(op.inputs[1 + i]);
+    }
+  }
+}
+
+// The integer kernels Prepare would choose for `options`, given the CPU features it may use.
+IntKernels IntKernelsForOptions(const BackendOptions& options, const CpuFeatures& usable) {
+  MatMulIsa isa = MatMulIsa::kReference;
+  SelectMatMul(usable, &isa);
+  const int bits = options.quantized_activations;
+  if (bits != 8 && bits != 16) return {};
+  return isa == MatMulIsa::kReference ? IntKernelsFor(IntIsa::kReference, bits)
+                                      : SelectIntKernels(usable, bits);
+}
+
 }  // namespace
+
+uint64_t CpuBackend::PackedWeightBytes(const Plan* const* plans, int n_plans,
+                                       const BackendOptions& options) {
+  CpuFeatures usable;
+  if (!UsableCpuFeatures(options, &usable).ok()) return 0;
+  if (IntKernelsForOptions(options, usable).packed_matmul == nullptr) return 0;
+  std::vector<uint64_t> seen;  // weight offsets, each packed once
+  uint64_t bytes = 0;
+  for (int p = 0; p < n_plans; ++p) {
+    ForEachPackableWeight(*plans[p], [&](uint32_t t) {
+      const TensorRegion& w = plans[p]->tensors[t];
+      if (std::find(seen.begin(), seen.end(), w.offset) != seen.end()) return;
+      seen.push_back(w.offset);
+      bytes += (PackedBytes(w.dtype, w.shape[0], w.shape[1]) + 63) / 64 * 64;
+    });
+  }
+  return bytes;
+}
 
 const char* CpuBackend::KernelChoice(const BackendOptions& options) {
   CpuFeatures usable;
@@ -225,6 +288,7 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   if (pin_warning != nullptr) std::fprintf(stderr, "staticlm: warning: %s\n", pin_warning);
   STATICLM_RETURN_IF_ERROR(PrepareElementwise(isa == MatMulIsa::kReference));
   STATICLM_RETURN_IF_ERROR(PrepareQuantizedActivations(isa == MatMulIsa::kReference));
+  STATICLM_RETURN_IF_ERROR(PreparePackedWeights());
   // The ISA first, and the ones this CPU offers, so a report shows what --isa could choose.
   char isa_choice[96];
   STATICLM_RETURN_IF_ERROR(DescribeIsaChoice(options_, isa_choice, sizeof(isa_choice)));
@@ -237,6 +301,12 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
     const size_t used = std::strlen(description_);
     std::snprintf(description_ + used, sizeof(description_) - used, ", %s activations",
                   int_kernels_.name);
+  }
+  if (packed_weights_.count() > 0) {
+    const size_t used = std::strlen(description_);
+    std::snprintf(description_ + used, sizeof(description_) - used,
+                  ", %zu matrices packed (%.1f MiB)", packed_weights_.count(),
+                  static_cast<double>(packed_weights_.bytes()) / 1048576.0);
   }
   return Status::Ok();
 }
@@ -269,6 +339,21 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   STATICLM_RETURN_IF_ERROR(x_quantized_.Init(rows, n_in));
   int_kernels_ = kernels;
   return Status::Ok();
+}
+
+// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0 and Q5_0 weights the products read,
+// packed once into the layout those kernels stream (packed_weights.h).
+Status CpuBackend::PreparePackedWeights() {
+  std::vector<PackedWeights::Matrix> matrices;
+  if (int_kernels_.packed_matmul != nullptr) {
+    for (const BoundPlan& b : plans_) {
+      ForEachPackableWeight(*b.plan, [&](uint32_t t) {
+        const TensorRegion& w = b.plan->tensors[t];
+        matrices.push_back({b.addresses[t], w.dtype, w.shape[0], w.shape[1]});
+      });
+    }
+  }
+  return packed_weights_.Build(matrices);
 }
 
 // The element-wise kernels and the RoPE table (sized by the largest chunk and head).
@@ -308,6 +393,11 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
   job.silu_mul_fn = elementwise_.silu_mul;
   job.acc = layout.acc_output >= 0 ? f32(op.outputs[layout.acc_output]) : nullptr;
   int tasks = 0;
+  int64_t widest = 0;
+  for (int i = 0; i < layout.n_weights; ++i) {
+    widest = std::max<int64_t>(widest, b.plan->tensors[op.inputs[1 + i]].shape[0]);
+  }
+  job.task_columns = TaskColumns(widest, options_.threads);
   for (int i = 0; i < layout.n_weights; ++i) {
     const TensorRegion& w = b.plan->tensors[op.inputs[1 + i]];
     job.type[i] = w.dtype;
@@ -316,7 +406,7 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
     job.n_in = w.shape[1];
     job.y[i] = f32(op.outputs[i]);
     job.tasks_per_weight[i] =
-        static_cast<int>((w.shape[0] + kMatMulTaskColumns - 1) / kMatMulTaskColumns);
+        static_cast<int>((w.shape[0] + job.task_columns - 1) / job.task_columns);
     if (!p.silu_mul || i == 0) tasks += job.tasks_per_weight[i];
   }
   if (p.norm_input) {  // normalise x once, on this thread, before the products read it
@@ -332,6 +422,10 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
   if (xq.q != nullptr) {
     job.int_fn = int_kernels_.matmul;
     job.xq = &xq;
+    job.packed_fn = int_kernels_.packed_matmul;
+    for (int i = 0; i < layout.n_weights && job.packed_fn != nullptr; ++i) {
+      job.packed[i] = packed_weights_.Find(job.w[i]);
+    }
   }
   pool_.ParallelFor(tasks, MatMulTask, &job);
 }

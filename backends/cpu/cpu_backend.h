@@ -12,6 +12,7 @@
 #include "backends/cpu/fast_elementwise.h"
 #include "backends/cpu/fast_matmul.h"
 #include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/packed_weights.h"
 #include "backends/cpu/rope_angles.h"
 #include "platform/thread_pool.h"
 
@@ -23,6 +24,11 @@ class CpuBackend final : public Backend {
   // The matmul ISA Prepare would use with `options` on this CPU ("reference", "avx2", ...): the
   // best the CPU has within options.isa (backends/cpu/cpu_isa.h).
   static const char* KernelChoice(const BackendOptions& options);
+  // Init only: the bytes Prepare with `options` would allocate for packed copies of weights
+  // (packed_weights.h): the Q8_0 and Q5_0 matrices of products with int8 activations, when this
+  // CPU's integer kernels (AVX2, AVX-512 VNNI) stream the packed layout. 0 otherwise.
+  static uint64_t PackedWeightBytes(const Plan* const* plans, int n_plans,
+                                    const BackendOptions& options);
   const char* name() const override { return "cpu"; }
   const char* description() const override { return description_; }
   Status Prepare(const Plan* const* plans, int n_plans, const BufferBinding& buffers) override;
@@ -45,6 +51,7 @@ class CpuBackend final : public Backend {
   Status ChooseMatMul(MatMulIsa* isa);
   Status PrepareElementwise(bool reference);
   Status PrepareQuantizedActivations(bool reference);
+  Status PreparePackedWeights();
   void RunOp(const BoundPlan& b, const Op& op, const StepParams& step);
   void RunMatMul(const BoundPlan& b, const Op& op, int64_t rows);
   void RunAttention(const BoundPlan& b, const Op& op, const StepParams& step, int64_t rows);
@@ -61,8 +68,9 @@ class CpuBackend final : public Backend {
   BufferBinding buffers_;
   std::vector<BoundPlan> plans_;
   MatMulRangeFn matmul_ = nullptr;
-  IntKernels int_kernels_{};     // integer-activation products when chosen (matmul null: off)
-  QuantizedBuffer x_quantized_;  // the running product's quantized x, sized at Prepare
+  IntKernels int_kernels_{};      // integer-activation products when chosen (matmul null: off)
+  QuantizedBuffer x_quantized_;   // the running product's quantized x, sized at Prepare
+  PackedWeights packed_weights_;  // packed matrices for int_kernels_.packed_matmul
   AttentionFn attention_ = nullptr;
   bool attention_groups_ = false;  // attention_ is fastest given whole KV-head groups
   ElementwiseKernels elementwise_{};

@@ -15,11 +15,12 @@ IntKernels IntKernelsFor(IntIsa isa, int bits) {
     case IntIsa::kAvx2:
       return {wide ? "avx2 int16" : "avx2 int8", bits,
               wide ? &detail::QuantizeInt16Avx2 : &detail::QuantizeInt8Avx2,
-              &detail::MatMulIntRangeAvx2};
+              &detail::MatMulIntRangeAvx2, wide ? nullptr : &detail::MatMulInt8PackedRangeAvx2};
     case IntIsa::kAvx512Vnni:
       return {wide ? "avx512vnni int16" : "avx512vnni int8", bits,
               wide ? &detail::QuantizeInt16Avx512 : &detail::QuantizeInt8Avx512,
-              &detail::MatMulIntRangeAvx512Vnni};
+              &detail::MatMulIntRangeAvx512Vnni,
+              wide ? nullptr : &detail::MatMulInt8PackedRangeAvx512Vnni};
 #else
     default:
       return {};

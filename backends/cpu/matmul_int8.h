@@ -64,12 +64,21 @@ using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   const QuantizedActivations& x, float* y, int64_t o_begin,
                                   int64_t o_end);
 
+// MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q5_0) packed in
+// the x16 layout (packed_weights.h) instead of the file's; o_begin is a multiple of
+// kPackedColumns. The same results, bit for bit.
+using MatMulIntPackedRangeFn = void (*)(DType type, const uint8_t* packed, int64_t n_out,
+                                        const QuantizedActivations& x, float* y, int64_t o_begin,
+                                        int64_t o_end);
+
 // One implementation for one activation width: its quantizer and its product.
 struct IntKernels {
   const char* name = nullptr;  // e.g. "avx512vnni int8"; nullptr: none
   int bits = 0;
   QuantizeFn quantize = nullptr;
   MatMulIntRangeFn matmul = nullptr;
+  // Products with packed weights (int8 SIMD implementations only; else null).
+  MatMulIntPackedRangeFn packed_matmul = nullptr;
 };
 
 enum class IntIsa { kReference, kAvx2, kAvx512Vnni };
@@ -133,11 +142,19 @@ void QuantizeInt16Avx512(const float* x, int64_t rows, int64_t n_in, void* q, fl
 void MatMulIntRangeAvx512Vnni(DType type, const uint8_t* w, int64_t n_out,
                               const QuantizedActivations& x, float* y, int64_t o_begin,
                               int64_t o_end);
+// matmul_packed_avx512vnni.cpp, on the same CPUs.
+void MatMulInt8PackedRangeAvx512Vnni(DType type, const uint8_t* packed, int64_t n_out,
+                                     const QuantizedActivations& x, float* y, int64_t o_begin,
+                                     int64_t o_end);
 // matmul_int8_avx2.cpp; only on CPUs with avx2, fma and f16c.
 void QuantizeInt8Avx2(const float* x, int64_t rows, int64_t n_in, void* q, float* d, int32_t* sum);
 void QuantizeInt16Avx2(const float* x, int64_t rows, int64_t n_in, void* q, float* d, int32_t* sum);
 void MatMulIntRangeAvx2(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
                         float* y, int64_t o_begin, int64_t o_end);
+// matmul_packed_avx2.cpp, on the same CPUs.
+void MatMulInt8PackedRangeAvx2(DType type, const uint8_t* packed, int64_t n_out,
+                               const QuantizedActivations& x, float* y, int64_t o_begin,
+                               int64_t o_end);
 #endif
 }  // namespace detail
 

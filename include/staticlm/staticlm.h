@@ -99,8 +99,10 @@ typedef struct staticlm_limits {
    * this many bits and use integer dot products (AVX-512 VNNI or AVX2). 0 (default): f32
    * activations. 16: within the golden tolerance of transformers (largest logit difference
    * 0.006 with an f32 cache) and faster. 8: faster still, but moves SmolLM2's logits by about 1
-   * (outside the tolerance). Other values are STATICLM_INVALID_ARGUMENT; CPUs without the
-   * instructions keep f32 activations (staticlm_backend_description says which). */
+   * (outside the tolerance); with AVX2 or AVX-512 VNNI it also copies the Q8_0 and Q5_0 matrices
+   * into a packed layout at init (staticlm_memory.packed_weights_bytes). Other values are
+   * STATICLM_INVALID_ARGUMENT; CPUs without the instructions keep f32 activations
+   * (staticlm_backend_description says which). */
   int32_t activation_bits;
   /* A Hugging Face folder (model_path a directory): quantize its weight matrices at init into
    * the weight buffer, "q8_0", "q4_0" or "q4_k" (q4_k: rows that are not whole 256-value blocks
@@ -146,6 +148,10 @@ typedef struct staticlm_memory {
   /* What the KV cache would take with every layer global at the same context (transformers'
    * StaticCache), for comparison with a hybrid or windowed cache. */
   uint64_t kv_all_global_bytes;
+  /* Weights copied at init into the backend's own layout, beside the mapped file: the CPU's
+   * packed Q8_0 matrices when int8 activations run on AVX2 or AVX-512 VNNI; included in
+   * total_bytes. */
+  uint64_t packed_weights_bytes;
 } staticlm_memory;
 
 /* Init phase. Builds the plan for `model_path` under `limits` and reports its memory without

@@ -91,6 +91,7 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
   out->kv_ring_bytes = m.kv_ring_bytes;
   out->kv_global_bytes = m.kv_global_bytes;
   out->kv_all_global_bytes = m.kv_all_global_bytes;
+  out->packed_weights_bytes = m.packed_weights_bytes;
 }
 
 // Loads (or builds) the plans of a model without allocating its buffers: enough for reports

@@ -28,8 +28,9 @@ void Engine::ComputeMemoryReport() {
                        Sampler::ScratchBytes(vocab);
   memory_.snapshot_bytes = SessionStore::Bytes(program_.limits().max_snapshots, SequenceKvBytes(),
                                                program_.limits().max_context, vocab);
-  memory_.total_bytes = memory_.weights_bytes + memory_.kv_cache_bytes + memory_.arena_bytes +
-                        memory_.io_bytes + memory_.host_bytes + memory_.snapshot_bytes;
+  memory_.total_bytes = memory_.weights_bytes + memory_.packed_weights_bytes +
+                        memory_.kv_cache_bytes + memory_.arena_bytes + memory_.io_bytes +
+                        memory_.host_bytes + memory_.snapshot_bytes;
 }
 
 // A refused allocation says what the whole context needs, and where the parts are listed, so

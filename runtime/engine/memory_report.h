@@ -15,6 +15,9 @@ struct MemoryReport {
   uint64_t arena_bytes = 0;
   uint64_t io_bytes = 0;
   uint64_t host_bytes = 0;
+  // Weights the backend copies into its own layout at init (CPU: packed Q8_0 matrices for int8
+  // activations, backends/cpu/packed_weights.h); the file stays mapped beside them.
+  uint64_t packed_weights_bytes = 0;
   uint64_t snapshot_bytes = 0;  // snapshot slots and the session file staging buffer
   uint64_t total_bytes = 0;
   uint64_t kv_ring_bytes = 0;        // kv_cache_bytes of the layers with a ring cache

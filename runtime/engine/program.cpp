@@ -167,6 +167,9 @@ void Program::ReportBuffers(MemoryReport* report) const {
   report->kv_cache_bytes = BufferBytes(BufferId::kKvCache);
   report->arena_bytes = BufferBytes(BufferId::kArena);
   report->io_bytes = BufferBytes(BufferId::kIo);
+  const Plan* plans[2] = {&plans_[0], &plans_[1]};
+  report->packed_weights_bytes =
+      BackendPackedWeightBytes(limits_.backend, MakeBackendOptions(), plans, n_plans_);
   report->arena = arenas_[n_plans_ - 1];  // the prefill plan's, the larger
   SplitKvBytes(report);
 }

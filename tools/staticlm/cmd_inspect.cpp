@@ -19,6 +19,13 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
   std::printf("  %-10s %14llu bytes %10.2f MiB  (%s)\n", "weights",
               static_cast<unsigned long long>(m.weights_bytes), mib(m.weights_bytes),
               quantized ? "quantized at init" : "mapped from the file");
+  if (m.packed_weights_bytes > 0) {
+    std::printf(
+        "  %-10s %14llu bytes %10.2f MiB  (Q8_0, Q5_0 matrices packed at init for int8 "
+        "activations)\n",
+        "packed", static_cast<unsigned long long>(m.packed_weights_bytes),
+        mib(m.packed_weights_bytes));
+  }
   std::printf("  %-10s %14llu bytes %10.2f MiB\n", "kv_cache",
               static_cast<unsigned long long>(m.kv_cache_bytes), mib(m.kv_cache_bytes));
   if (m.kv_ring_bytes > 0) {

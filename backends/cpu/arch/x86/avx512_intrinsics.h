@@ -15,4 +15,11 @@
 #define STATICLM_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
 #define STATICLM_TARGET_AVX512_INLINE \
   __attribute__((target("avx512f,avx512vl,avx2,fma,f16c"), always_inline)) inline
+// The target of the integer-activation kernels (AVX-512 VNNI: matmul_int8_avx512vnni.cpp,
+// matmul_packed_avx512vnni.cpp).
+#define STATICLM_VNNI                                                          \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"), \
+                 always_inline)) inline
+#define STATICLM_VNNI_KERNEL \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
 #endif

@@ -23,12 +23,6 @@
 #include <algorithm>
 #include <cfloat>
 
-#define STATICLM_VNNI                                                          \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"), \
-                 always_inline)) inline
-#define STATICLM_VNNI_KERNEL \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
-
 namespace staticlm::cpu::detail {
 namespace {
 

@@ -1,0 +1,152 @@
+// AVX2 products of int8 activations with Q8_0 or Q5_0 weights in the packed x16 layout
+// (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
+// values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at most
+// 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at most
+// 2 · 31 · 127); vpmaddwd by ones then widens each row's four products into its own int32 lane.
+// The arithmetic per block is matmul_int8.h's, bit for bit.
+#include "backends/cpu/matmul_int8.h"
+#include "backends/cpu/matmul_packed_drive.h"
+#include "backends/cpu/packed_weights.h"
+
+#if defined(__x86_64__)
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#define STATICLM_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+#define STATICLM_AVX2_KERNEL __attribute__((target("avx2,fma,f16c")))
+
+namespace staticlm::cpu::detail {
+namespace {
+
+constexpr int kMaxRows = 4;  // activation rows sharing each loaded weight chunk (16 ymm live)
+// The software prefetch distance: as in matmul_packed_avx512vnni.cpp.
+constexpr size_t kPrefetchAhead = 4096;
+
+// Σ of 4 products per 32-bit lane: the byte pairs of vpmaddubsw, then pairs of those.
+STATICLM_AVX2 __m256i Dot4(__m256i u, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+}
+
+// Q8_0: step s, half h is rows 8h … 8h + 7 of chunk s; signed weights, the sign moved to x.
+struct Q8_0Steps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ8_0Block;
+  const uint8_t* quants;
+  STATICLM_AVX2 Q8_0Steps(const uint8_t* group, int64_t blocks, int64_t b)
+      : quants(group + static_cast<size_t>(blocks) * kPackedScales + static_cast<size_t>(b) * 512) {
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(quants + 64 * s + 32 * h));
+  }
+  STATICLM_AVX2 static __m256i Dot(__m256i w, __m256i x) {
+    return Dot4(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w));
+  }
+};
+
+// Q5_0: step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h … 8h
+// + 7, with bit 4 of each byte from bits 4s … 4s + 3 of the row's qh word, spread one to a
+// byte by a multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
+struct Q5_0Steps {
+  static constexpr int32_t kOffset = 16;
+  static constexpr size_t kBlockBytes = kPackedQ5_0Block;
+  const uint8_t* nibbles;
+  __m256i qh[2];
+  STATICLM_AVX2 Q5_0Steps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const uint8_t* high_bits = group + static_cast<size_t>(blocks) * kPackedScales;
+    nibbles = high_bits + static_cast<size_t>(blocks) * kPackedQ5_0HighBits +
+              static_cast<size_t>(b) * 256;
+    const uint8_t* words = high_bits + static_cast<size_t>(b) * kPackedQ5_0HighBits;
+    qh[0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
+    qh[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 32));
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const {
+    const __m256i chunk =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
+    const __m256i low4 =
+        _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+    const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh[h], 4 * s), _mm256_set1_epi32(0x0f));
+    const __m256i fifth = _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
+                                           _mm256_set1_epi32(0x10101010));
+    return _mm256_or_si256(low4, fifth);
+  }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
+template <class B, int R>
+STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
+                                        const QuantizedActivations& x, int64_t r0, float* y,
+                                        int64_t n_out, int count) {
+  const int8_t* q = static_cast<const int8_t*>(x.q);
+  __m256 acc[R][2];
+  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedScales;
+    __m256 dw[2];
+    for (int h = 0; h < 2; ++h) {
+      dw[h] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * h)));
+    }
+    // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
+    // whole group and on into the next, with no gap where the sections meet.
+    for (size_t line = 0; line < B::kBlockBytes; line += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(group + kPrefetchAhead +
+                                                 static_cast<size_t>(b) * B::kBlockBytes + line),
+                   _MM_HINT_T0);
+    }
+    const B steps(group, blocks, b);
+    __m256i dot[R][2];
+    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm256_setzero_si256();
+    for (int s = 0; s < 8; ++s) {
+      for (int h = 0; h < 2; ++h) {
+        const __m256i w = steps.Step(s, h);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          int32_t four;
+          std::memcpy(&four, q + ((r0 + r) * blocks + b) * kQuantBlock + 4 * s, 4);
+          dot[r][h] = _mm256_add_epi32(dot[r][h], B::Dot(w, _mm256_set1_epi32(four)));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const int64_t xb = (r0 + r) * blocks + b;
+      const __m256 dx = _mm256_set1_ps(x.d[xb]);
+      const __m256i offset = _mm256_set1_epi32(B::kOffset * x.sum[xb]);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i idot = _mm256_sub_epi32(dot[r][h], offset);
+        const __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[h], dx), _mm256_cvtepi32_ps(idot));
+        acc[r][h] = _mm256_add_ps(acc[r][h], term);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    alignas(32) float lanes[kPackedColumns];
+    _mm256_store_ps(lanes, acc[r][0]);
+    _mm256_store_ps(lanes + 8, acc[r][1]);
+    std::memcpy(y + r * n_out, lanes, sizeof(float) * static_cast<size_t>(count));
+  }
+}
+
+struct Avx2Packed {
+  static constexpr int kMaxRows = detail::kMaxRows;
+  using Q8_0 = Q8_0Steps;
+  using Q5_0 = Q5_0Steps;
+  template <class B, int R>
+  static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
+                   float* y, int64_t n_out, int count) {
+    RunPackedTile<B, R>(group, blocks, x, r0, y, n_out, count);
+  }
+};
+
+}  // namespace
+
+void MatMulInt8PackedRangeAvx2(DType type, const uint8_t* packed, int64_t n_out,
+                               const QuantizedActivations& x, float* y, int64_t o_begin,
+                               int64_t o_end) {
+  packed_drive::MatMulRange<Avx2Packed>(type, packed, n_out, x, y, o_begin, o_end);
+}
+
+}  // namespace staticlm::cpu::detail
+
+#endif  // defined(__x86_64__)

@@ -1,0 +1,107 @@
+#include "backends/cpu/packed_weights.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace staticlm::cpu {
+namespace {
+
+constexpr size_t kQ8_0FileBlock = 34;  // f16 d, 32 int8 quants
+constexpr size_t kQ5_0FileBlock = 22;  // f16 d, 32-bit qh, 16 bytes of nibbles
+constexpr size_t kAlignment = 64;
+
+int64_t Groups(int64_t n_out) {
+  return (n_out + kPackedColumns - 1) / kPackedColumns;
+}
+
+// Row c's block b of Q8_0: its quants into the 8 chunks.
+void PackQ8_0Quants(const uint8_t* src, int64_t c, uint8_t* quants) {
+  for (int k = 0; k < 8; ++k) std::memcpy(quants + 64 * k + 4 * c, src + 2 + 4 * k, 4);
+}
+
+// Row c's block b of Q5_0: its qh word, and its nibbles rearranged into the 4 chunks.
+void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* nibbles) {
+  std::memcpy(high_bits + 4 * c, src + 2, 4);
+  auto nibble = [&](int e) {  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
+    return e < 16 ? src[6 + e] & 0x0f : src[6 + e - 16] >> 4;
+  };
+  for (int k = 0; k < 4; ++k) {
+    for (int i = 0; i < 4; ++i) {
+      nibbles[64 * k + 4 * c + i] =
+          static_cast<uint8_t>(nibble(8 * k + i) | nibble(8 * k + 4 + i) << 4);
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
+  if (!PackedSupportsType(type) || n_out < 1 || n_in < 32 || n_in % 32 != 0) return 0;
+  return static_cast<uint64_t>(Groups(n_out)) * static_cast<uint64_t>(n_in / 32) *
+         PackedBlockBytes(type);
+}
+
+void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t* out) {
+  const int64_t blocks = n_in / 32;
+  const size_t file_block = type == DType::kQ8_0 ? kQ8_0FileBlock : kQ5_0FileBlock;
+  const size_t row_bytes = static_cast<size_t>(blocks) * file_block;
+  const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
+  for (int64_t g = 0; g < Groups(n_out); ++g) {
+    uint8_t* group = out + static_cast<size_t>(g) * group_bytes;
+    uint8_t* after_scales = group + static_cast<size_t>(blocks) * kPackedScales;
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int64_t c = 0; c < kPackedColumns; ++c) {
+        const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
+        const uint8_t* src =
+            w + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * file_block;
+        std::memcpy(group + static_cast<size_t>(b) * kPackedScales + 2 * c, src, 2);
+        if (type == DType::kQ8_0) {
+          PackQ8_0Quants(src, c, after_scales + static_cast<size_t>(b) * 512);
+        } else {
+          uint8_t* nibbles = after_scales + static_cast<size_t>(blocks) * kPackedQ5_0HighBits;
+          PackQ5_0Bits(src, c, after_scales + static_cast<size_t>(b) * kPackedQ5_0HighBits,
+                       nibbles + static_cast<size_t>(b) * 256);
+        }
+      }
+    }
+  }
+}
+
+void PackedWeights::AlignedDelete::operator()(uint8_t* p) const {
+  ::operator delete[](p, std::align_val_t(kAlignment));
+}
+
+Status PackedWeights::Build(const std::vector<Matrix>& matrices) {
+  std::vector<Matrix> unique;
+  for (const Matrix& m : matrices) {
+    if (PackedBytes(m.type, m.n_out, m.n_in) == 0) continue;
+    const bool seen = std::any_of(unique.begin(), unique.end(),
+                                  [&](const Matrix& u) { return u.file == m.file; });
+    if (!seen) unique.push_back(m);
+  }
+  bytes_ = 0;
+  for (const Matrix& m : unique) {
+    bytes_ += (PackedBytes(m.type, m.n_out, m.n_in) + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  entries_.clear();
+  storage_.reset();
+  if (bytes_ == 0) return Status::Ok();
+  storage_.reset(new (std::align_val_t(kAlignment)) uint8_t[bytes_]);
+  uint8_t* next = storage_.get();
+  for (const Matrix& m : unique) {
+    PackX16(m.type, m.file, m.n_out, m.n_in, next);
+    entries_.push_back({m.file, next});
+    next += (PackedBytes(m.type, m.n_out, m.n_in) + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& a, const Entry& b) { return a.file < b.file; });
+  return Status::Ok();
+}
+
+const uint8_t* PackedWeights::Find(const uint8_t* file) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), file,
+                             [](const Entry& e, const uint8_t* f) { return e.file < f; });
+  return it != entries_.end() && it->file == file ? it->packed : nullptr;
+}
+
+}  // namespace staticlm::cpu
