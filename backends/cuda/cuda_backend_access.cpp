@@ -134,6 +134,14 @@ Status CudaBackend::SampleOnDevice(int plan_index, int32_t row, const DeviceSamp
                                   cudaMemcpyHostToDevice, stream_);
   if (e == cudaSuccess) {
     e = EnqueueSample(device_logits, vocab, &device_step_->sample, &device_step_->result, stream_);
+    // A launch refused (no kernel, bad configuration) leaves the device usable; a sticky
+    // error from earlier work does not, and the synchronisation below finds it.
+    if (e == cudaErrorNotSupported || e == cudaErrorInvalidConfiguration) {
+      (void)cudaGetLastError();
+      (void)Synchronize();
+      return Status::Error(StatusCode::kUnsupported, "CUDA: device sampling failed to launch (%s)",
+                           cudaGetErrorString(e));
+    }
   }
   if (e == cudaSuccess) {
     e = cudaMemcpyAsync(&pinned->result, &device_step_->result, sizeof(SampleResult),
