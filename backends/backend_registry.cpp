@@ -7,6 +7,9 @@
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
 #endif
+#if defined(STATICLM_HAVE_CUDA)
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace staticlm {
 namespace {
@@ -25,6 +28,10 @@ const Entry kBackends[] = {
        return std::unique_ptr<Backend>(new vulkan::VulkanBackend(o));
      }},
 #endif
+#if defined(STATICLM_HAVE_CUDA)
+    {"cuda",
+     [](const BackendOptions& o) { return std::unique_ptr<Backend>(new cuda::CudaBackend(o)); }},
+#endif
 };
 
 }  // namespace
@@ -37,11 +44,21 @@ Status CreateBackend(const char* name, const BackendOptions& options,
       return Status::Ok();
     }
   }
+  const char* available =
+      "cpu"
 #if defined(STATICLM_HAVE_VULKAN)
-  const char* available = "cpu, vulkan";
-#else
-  const char* available = "cpu; built without Vulkan";
+      ", vulkan"
 #endif
+#if defined(STATICLM_HAVE_CUDA)
+      ", cuda"
+#endif
+#if !defined(STATICLM_HAVE_VULKAN)
+      "; built without Vulkan"
+#endif
+#if !defined(STATICLM_HAVE_CUDA)
+      "; built without CUDA"
+#endif
+      ;
   return Status::Error(StatusCode::kInvalidArgument, "unknown backend '%s' (this build has: %s)",
                        name, available);
 }

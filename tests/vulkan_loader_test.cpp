@@ -111,8 +111,8 @@ TEST(VulkanLoaderTest, AutoFallsBackToTheCpuSayingWhy) {
   EXPECT_STREQ(staticlm_backend_name(ctx.get()), "cpu");
   const char* notes = staticlm_init_notes(ctx.get());
   std::printf("init notes: %s\n", notes);
-  EXPECT_NE(std::strstr(notes, "vulkan unavailable (no Vulkan loader"), nullptr) << notes;
-  EXPECT_NE(std::strstr(notes, "using cpu"), nullptr) << notes;
+  EXPECT_NE(std::strstr(notes, "vulkan: no Vulkan loader"), nullptr) << notes;
+  EXPECT_NE(std::strstr(notes, "backend: cpu ("), nullptr) << notes;
   int32_t token = 42;
   EXPECT_EQ(staticlm_prefill(ctx.get(), &token, 1), STATICLM_OK);
 }
@@ -133,7 +133,8 @@ TEST(VulkanLoaderTest, CliAutoRunsOnTheCpuWithOneNote) {
   CliResult r = RunCli("run --backend auto --max-tokens 2 --temperature 0 --prompt hi");
   EXPECT_FALSE(r.signaled);
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  const std::string note = "staticlm: note: vulkan unavailable (no Vulkan loader";
+  ASSERT_NE(r.output.find("staticlm: note: backend: cpu ("), std::string::npos) << r.output;
+  const std::string note = "vulkan: no Vulkan loader";
   size_t at = r.output.find(note);
   ASSERT_NE(at, std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(note, at + 1), std::string::npos) << "said twice: " << r.output;

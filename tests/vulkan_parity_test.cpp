@@ -243,7 +243,7 @@ TEST(VulkanParityTest, ImpossibleDeviceFailsClearlyAndAutoFallsBack) {
   ASSERT_NE(any, nullptr) << error;
   EXPECT_STREQ(staticlm_backend_name(any.get()), "cpu");
   std::printf("auto, device 99: %s\n", staticlm_init_notes(any.get()));
-  EXPECT_NE(std::strstr(staticlm_init_notes(any.get()), "vulkan unavailable"), nullptr);
+  EXPECT_NE(std::strstr(staticlm_init_notes(any.get()), "vulkan: "), nullptr);
   int32_t token = 42;
   EXPECT_EQ(staticlm_prefill(any.get(), &token, 1), STATICLM_OK);
 }

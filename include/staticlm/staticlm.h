@@ -68,10 +68,11 @@ typedef struct staticlm_limits {
   /* Fusion passes not to apply when building plans (all are applied by default): a mask of
    * staticlm_fusion_pass() values. Fused and unfused plans give the same logits. */
   uint32_t disabled_fusions;
-  /* The backend: "cpu", "vulkan" or "auto" (Vulkan when a device works, else the CPU, saying
-   * why in staticlm_init_notes); NULL means "cpu". Borrowed for the call. */
+  /* The backend: "cpu", "vulkan", "cuda" or "auto" (CUDA when a device works, else Vulkan, else
+   * the CPU, saying which and why in staticlm_init_notes); NULL means "cpu". Borrowed for the
+   * call. */
   const char* backend;
-  int32_t device; /* Vulkan: the device index (staticlm_list_devices); 0 = the first */
+  int32_t device; /* Vulkan, CUDA: the device index (staticlm_list_devices); 0 = the first */
   /* Cache policy. window > 0: a sliding window of that many positions (a ring buffer), so
    * generation goes on past max_context with constant memory. sinks > 0 (needs window): keep
    * the first `sinks` positions as attention sinks (StreamingLLM). 0, 0: the static cache.
@@ -480,11 +481,12 @@ void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, i
 /* Run phase. A one-line description of the backend's choices (kernels, threads). */
 const char* staticlm_backend_description(const staticlm_context* context);
 
-/* Run phase. The backend that runs this context ("cpu" or "vulkan"). */
+/* Run phase. The backend that runs this context ("cpu", "vulkan" or "cuda"). */
 const char* staticlm_backend_name(const staticlm_context* context);
 
 /* Run phase. What init wants the user to know, "; "-separated, or "" when nothing: with
- * backend "auto", why Vulkan was not used ("vulkan unavailable (...); using cpu"); with
+ * backend "auto", the one chosen and why those tried before it were not used ("backend: cpu
+ * (cuda: no CUDA device found; vulkan: ...)"); with
  * lock_memory, why the memory could not be locked. */
 const char* staticlm_init_notes(const staticlm_context* context);
 

@@ -24,9 +24,10 @@ struct EngineLimits {
   const char* plan_path = nullptr;
   // Fusion passes not to apply (runtime/plan/fusion_passes.h); the rest are applied.
   uint32_t disabled_fusions = 0;
-  // The backend by name: "cpu", "vulkan" or "auto" (vulkan if it prepares, else cpu).
+  // The backend by name: "cpu", "vulkan", "cuda" or "auto" (the first of cuda,
+  // vulkan and cpu that prepares).
   char backend[16] = "cpu";
-  int32_t device = 0;  // Vulkan device index
+  int32_t device = 0;  // Vulkan or CUDA device index
   // Pre-fault and mlock the weights, cache, arena and io at init (a note says when the system
   // does not allow locking).
   bool lock_memory = false;

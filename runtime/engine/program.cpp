@@ -66,9 +66,9 @@ Status Program::CheckLimits() const {
                          l.threads);
   }
   if (std::strcmp(l.backend, "cpu") != 0 && std::strcmp(l.backend, "vulkan") != 0 &&
-      std::strcmp(l.backend, "auto") != 0) {
+      std::strcmp(l.backend, "cuda") != 0 && std::strcmp(l.backend, "auto") != 0) {
     return Status::Error(StatusCode::kInvalidArgument,
-                         "unknown backend '%s' (expected cpu, vulkan or auto)", l.backend);
+                         "unknown backend '%s' (expected cpu, vulkan, cuda or auto)", l.backend);
   }
   if (l.device < 0) {
     return Status::Error(StatusCode::kInvalidArgument, "device %d is negative", l.device);
@@ -260,20 +260,42 @@ BackendOptions Program::MakeBackendOptions() const {
   return options;
 }
 
-// "auto" tries Vulkan and falls back to the CPU, saying why in the init notes.
+// "auto" tries CUDA, then Vulkan, then the CPU, and says in one init note which it chose and
+// why those before it were not used, e.g. "backend: vulkan (cuda: no CUDA device found)".
 Status Program::PrepareBackend(const BufferBinding& binding) {
+  if (std::strcmp(limits_.backend, "auto") != 0) {
+    STATICLM_RETURN_IF_ERROR(TryBackend(limits_.backend, binding));
+    if (backend_->prepare_note()[0] != '\0') AddInitNote(backend_->prepare_note());
+    return Status::Ok();
+  }
+  static const char* const kAutoOrder[] = {"cuda", "vulkan", "cpu"};
+  char why[400] = {0};  // "cuda: …; vulkan: …", the reasons so far
+  Status s;
+  for (const char* name : kAutoOrder) {
+    s = TryBackend(name, binding);
+    if (s.ok()) {
+      char note[480];
+      std::snprintf(note, sizeof(note), why[0] != '\0' ? "backend: %s (%s)" : "backend: %s%s", name,
+                    why);
+      AddInitNote(note);
+      if (backend_->prepare_note()[0] != '\0') AddInitNote(backend_->prepare_note());
+      return s;
+    }
+    backend_.reset();
+    // CreateBackend refuses a name this build lacks with kInvalidArgument.
+    const char* reason = s.code() == StatusCode::kInvalidArgument &&
+                                 std::strstr(s.message(), "unknown backend") != nullptr
+                             ? "not in this build"
+                             : s.message();
+    size_t used = std::strlen(why);
+    std::snprintf(why + used, sizeof(why) - used, "%s%s: %s", used > 0 ? "; " : "", name, reason);
+  }
+  return s;
+}
+
+Status Program::TryBackend(const char* name, const BufferBinding& binding) {
   const Plan* plans[2] = {&plans_[0], &plans_[1]};
-  const bool automatic = std::strcmp(limits_.backend, "auto") == 0;
-  const char* first = automatic ? "vulkan" : limits_.backend;
-  Status s = CreateBackend(first, MakeBackendOptions(), &backend_);
-  if (s.ok()) s = backend_->Prepare(plans, n_plans_, binding);
-  if (s.ok() && backend_->prepare_note()[0] != '\0') AddInitNote(backend_->prepare_note());
-  if (s.ok() || !automatic) return s;
-  char note[320];
-  std::snprintf(note, sizeof(note), "vulkan unavailable (%s); using cpu", s.message());
-  AddInitNote(note);
-  backend_.reset();
-  STATICLM_RETURN_IF_ERROR(CreateBackend("cpu", MakeBackendOptions(), &backend_));
+  STATICLM_RETURN_IF_ERROR(CreateBackend(name, MakeBackendOptions(), &backend_));
   return backend_->Prepare(plans, n_plans_, binding);
 }
 

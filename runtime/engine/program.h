@@ -89,6 +89,8 @@ class Program {
   void SplitKvBytes(MemoryReport* report) const;
   BackendOptions MakeBackendOptions() const;
   Status PrepareBackend(const BufferBinding& binding);
+  // Creates backend `name` into backend_ and prepares it with both plans.
+  Status TryBackend(const char* name, const BufferBinding& binding);
   void LockMemory(const BufferBinding& binding);
   void AddInitNote(const char* note);
   uint64_t BufferBytes(BufferId id) const;

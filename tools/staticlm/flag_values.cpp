@@ -154,9 +154,10 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
     ok = ParseKv(value, &limits->kv_type);
   } else if (std::strcmp(flag, "--backend") == 0) {
     ok = std::strcmp(value, "cpu") == 0 || std::strcmp(value, "vulkan") == 0 ||
-         std::strcmp(value, "auto") == 0;
+         std::strcmp(value, "cuda") == 0 || std::strcmp(value, "auto") == 0;
     if (!ok) {
-      std::fprintf(stderr, "staticlm: --backend expects cpu, vulkan or auto, got '%s'\n", value);
+      std::fprintf(stderr, "staticlm: --backend expects cpu, vulkan, cuda or auto, got '%s'\n",
+                   value);
     }
     limits->backend = value;
   } else if (std::strcmp(flag, "--device") == 0) {

@@ -1,0 +1,286 @@
+// The CUDA backend's host side, tested on any machine: with no device (or no CUDA in the build)
+// Prepare and the CLI fail in one line and `--backend auto` falls back saying why in one line;
+// the sizing is computed from the plans before any allocation; the capture walks every op in
+// plan order. One test needs a CUDA device (skipped with the reason where there is none): greedy
+// parity with the golden continuations and no allocation of any kind after init.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "platform/alloc_counter.h"
+#include "staticlm/staticlm.h"
+#include "tests/support/cli_runner.h"
+#include "tests/support/context_helpers.h"
+#include "tests/support/golden_files.h"
+#include "tests/support/greedy_check.h"
+#include "tests/vulkan_test_support.h"
+#if defined(STATICLM_HAVE_CUDA)
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_graph.h"
+#include "backends/cuda/cuda_memory.h"
+#include "backends/cuda/cuda_sizing.h"
+#include "backends/cuda/cuda_step.h"
+#endif
+
+namespace staticlm {
+namespace {
+
+using vktest::PlanHarness;
+
+// Why this machine cannot run the CUDA backend, or "" when it can.
+std::string NoCudaReason() {
+#if defined(STATICLM_HAVE_CUDA)
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  (void)cudaGetLastError();
+  if (e != cudaSuccess) return cudaGetErrorString(e);
+  return n > 0 ? "" : "no CUDA device";
+#else
+  return "built without CUDA (STATICLM_CUDA=OFF or no nvcc)";
+#endif
+}
+
+// ---- The CLI ---------------------------------------------------------------------------------
+
+TEST(CudaBackendTest, CliBackendCudaWithoutADeviceIsOneLineError) {
+  const std::string why = NoCudaReason();
+  if (why.empty()) GTEST_SKIP() << "this machine has a CUDA device";
+#if defined(STATICLM_HAVE_CUDA)
+  const char* expected = "CUDA";  // no driver or no device: the CUDA runtime's answer
+#else
+  const char* expected = "unknown backend 'cuda'";
+#endif
+  test::ExpectCleanFailure("run --backend cuda --max-tokens 2 --temperature 0 --prompt hi",
+                           expected);
+}
+
+TEST(CudaBackendTest, CliAutoSaysInOneLineWhatItChoseAndWhy) {
+  test::CliResult r = test::RunCli("run --backend auto --max-tokens 2 --temperature 0 --prompt hi");
+  EXPECT_FALSE(r.signaled);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string note = "staticlm: note: backend: ";
+  const size_t at = r.output.find(note);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(note, at + 1), std::string::npos) << "said twice: " << r.output;
+  const std::string line = r.output.substr(at, r.output.find('\n', at) - at);
+  std::printf("%s\n", line.c_str());
+  if (NoCudaReason().empty()) {
+    EXPECT_EQ(line.rfind(note + "cuda", 0), 0u) << line;
+  } else {
+    // Not CUDA: the line names what was chosen, then why CUDA was not.
+    const bool vulkan_or_cpu =
+        line.rfind(note + "vulkan (cuda: ", 0) == 0 || line.rfind(note + "cpu (cuda: ", 0) == 0;
+    EXPECT_TRUE(vulkan_or_cpu) << line;
+  }
+}
+
+#if defined(STATICLM_HAVE_CUDA)
+
+// ---- Host side: no device needed -----------------------------------------------------------
+
+// A small plan through four op kinds with a KV cache and logits in the io buffer.
+PlanHarness SmallPlan(int32_t chunk, int32_t vocab) {
+  PlanHarness h(chunk, 32);
+  h.plan.tensors[h.plan.logits_tensor].shape[1] = vocab;
+  h.plan.buffer_bytes[int(BufferId::kIo)] += uint64_t(vocab) * 4;
+  uint32_t emb = h.Tensor(BufferId::kWeights, DType::kF32, {vocab, 16}, "emb");
+  uint32_t norm = h.Tensor(BufferId::kWeights, DType::kF32, {16}, "norm");
+  uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 16}, "x");
+  uint32_t xn = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 16}, "xn");
+  uint32_t last = h.Tensor(BufferId::kArena, DType::kF32, {1, 16}, "last");
+  h.Tensor(BufferId::kKvCache, DType::kF16, {2, 32, 8}, "kc");
+  OpParams p;
+  p.eps = 1e-5f;
+  h.AddOp(OpKind::kEmbed, {emb, h.plan.tokens_tensor}, {x}, p);
+  h.AddOp(OpKind::kRmsNorm, {x, norm}, {xn}, p);
+  h.AddOp(OpKind::kTakeLast, {xn}, {last}, p);
+  OpParams one_row = p;
+  one_row.rows_from_step = false;  // the last row only
+  h.AddOp(OpKind::kMatMul, {last, emb}, {h.plan.logits_tensor}, one_row);
+  h.Allocate();
+  return h;
+}
+
+uint64_t Align256(uint64_t n) {
+  return (n + 255) / 256 * 256;
+}
+
+TEST(CudaBackendTest, SizingIsEveryPlanBufferAtItsLargestPlusTheStepBlocks) {
+  PlanHarness small = SmallPlan(1, 40), large = SmallPlan(8, 40);
+  large.plan.buffer_bytes[int(BufferId::kKvCache)] += 1000;  // not the largest in everything
+  small.plan.buffer_bytes[int(BufferId::kArena)] += 5000;
+  const Plan* plans[2] = {&small.plan, &large.plan};
+  const cuda::CudaSizing s = cuda::SizeForPlans(plans, 2);
+  uint64_t expected_device = sizeof(cuda::DeviceStepBlock) + cuda::kWeightsSpare;
+  for (int b = 0; b < kBufferCount; ++b) {
+    const uint64_t largest = std::max(small.plan.buffer_bytes[b], large.plan.buffer_bytes[b]);
+    const uint64_t spare = b == int(BufferId::kWeights) ? cuda::kWeightsSpare : 0;
+    EXPECT_EQ(s.device_buffer[b], largest + spare) << BufferName(BufferId(b));
+    expected_device += largest;
+  }
+  EXPECT_EQ(s.device_total, expected_device);
+  // Pinned: the step block, then the largest token ids, then the largest logits, each aligned.
+  EXPECT_EQ(s.max_token_bytes, 8u * 4u);
+  EXPECT_EQ(s.max_logits_bytes, 40u * 4u);
+  EXPECT_GE(s.pinned_tokens_offset, sizeof(cuda::PinnedStepBlock));
+  EXPECT_EQ(s.pinned_tokens_offset % 256, 0u);
+  EXPECT_EQ(s.pinned_logits_offset, Align256(s.pinned_tokens_offset + 8 * 4));
+  EXPECT_EQ(s.pinned_total, s.pinned_logits_offset + 40 * 4);
+}
+
+TEST(CudaBackendTest, PrepareWithoutADeviceFailsInOneLineAfterSizingBeforeAllocating) {
+  const std::string why = NoCudaReason();
+  if (why.empty()) GTEST_SKIP() << "this machine has a CUDA device";
+  PlanHarness h = SmallPlan(4, 40);
+  const Plan* plans[1] = {&h.plan};
+  BackendOptions options;
+  cuda::CudaBackend backend(options);
+  const cuda::CudaAllocCounts before = cuda::AllocCounts();
+  Status s = backend.Prepare(plans, 1, h.Binding());
+  ASSERT_FALSE(s.ok());
+  std::printf("Prepare: %s\n", s.message());
+  EXPECT_EQ(std::strchr(s.message(), '\n'), nullptr) << s.message();
+  const bool names_the_cause = std::strstr(s.message(), "no CUDA device found") != nullptr ||
+                               std::strstr(s.message(), "no CUDA driver") != nullptr;
+  EXPECT_TRUE(names_the_cause) << s.message();
+  EXPECT_EQ(cuda::AllocCounts().total(), before.total());
+  EXPECT_EQ(backend.sizing().device_total, cuda::SizeForPlans(plans, 1).device_total);
+  EXPECT_GT(backend.sizing().device_total, h.plan.buffer_bytes[int(BufferId::kWeights)]);
+  // Unprepared: every run-phase call refuses.
+  EXPECT_FALSE(backend.Execute(0, {1, 0}).ok());
+  EXPECT_FALSE(backend.FetchLogits(0, 0, 1).ok());
+  int32_t token = -1;
+  EXPECT_FALSE(backend.SampleOnDevice(0, 0, DeviceSampling{}, &token).ok());
+  uint8_t byte = 0;
+  EXPECT_FALSE(backend.ReadBuffer(BufferId::kKvCache, 0, 1, &byte).ok());
+}
+
+TEST(CudaBackendTest, DeviceIndexOutOfRangeIsOneLineError) {
+  BackendOptions options;
+  options.device = 64;
+  PlanHarness h = SmallPlan(1, 40);
+  const Plan* plans[1] = {&h.plan};
+  cuda::CudaBackend backend(options);
+  Status s = backend.Prepare(plans, 1, h.Binding());
+  ASSERT_FALSE(s.ok());
+  std::printf("device 64: %s\n", s.message());
+  EXPECT_EQ(std::strchr(s.message(), '\n'), nullptr);
+  if (NoCudaReason().empty()) {
+    EXPECT_NE(std::strstr(s.message(), "CUDA device 64 does not exist"), nullptr) << s.message();
+  }
+}
+
+// The capture's walk, recorded instead of launched.
+std::vector<const cuda::StepValues*> g_steps;
+std::vector<const Op*> g_ops;
+const uint8_t* g_arena = nullptr;
+size_t g_fail_at = SIZE_MAX;
+
+cudaError_t Record(const Plan& plan, const Op& op, const cuda::DeviceBuffers& buffers,
+                   const cuda::StepValues* step, cudaStream_t stream) {
+  (void)plan, (void)stream;
+  if (g_ops.size() == g_fail_at) return cudaErrorInvalidValue;
+  g_ops.push_back(&op);
+  g_steps.push_back(step);
+  g_arena = buffers.base[int(BufferId::kArena)];
+  return cudaSuccess;
+}
+
+TEST(CudaBackendTest, CaptureEnqueuesEveryOpInPlanOrderWithTheDeviceStep) {
+  PlanHarness h = SmallPlan(4, 40);
+  cuda::DeviceBuffers buffers{};
+  uint8_t arena_stand_in[16];
+  buffers.base[int(BufferId::kArena)] = arena_stand_in;
+  cuda::StepValues device_step_stand_in{};
+  g_ops.clear(), g_steps.clear(), g_fail_at = SIZE_MAX;
+  Status s = cuda::EnqueuePlan(h.plan, buffers, &device_step_stand_in, nullptr, &Record);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(g_ops.size(), h.plan.ops.size());
+  for (size_t i = 0; i < g_ops.size(); ++i) {
+    EXPECT_EQ(g_ops[i], &h.plan.ops[i]) << "op " << i;
+    EXPECT_EQ(g_steps[i], &device_step_stand_in) << "op " << i;
+  }
+  EXPECT_EQ(g_arena, arena_stand_in);
+  // A launch error stops the walk and names the op.
+  g_ops.clear(), g_steps.clear(), g_fail_at = 1;
+  s = cuda::EnqueuePlan(h.plan, buffers, &device_step_stand_in, nullptr, &Record);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(g_ops.size(), 1u);
+  EXPECT_NE(std::strstr(s.message(), "op 1 (rms_norm)"), nullptr) << s.message();
+  g_fail_at = SIZE_MAX;
+}
+
+TEST(CudaBackendTest, StepValuesCarryTheRowsOnlyForRowsAreSequencesPlans) {
+  PlanHarness rows = SmallPlan(4, 40);
+  rows.plan.limits.rows_are_sequences = true;
+  const int32_t sequences[3] = {2, 0, 1}, positions[3] = {7, 9, 11};
+  cuda::StepValues v;
+  std::memset(&v, 0x5a, sizeof(v));
+  cuda::FillStepValues(rows.plan, {3, 0, 0, sequences, positions}, &v);
+  EXPECT_EQ(v.n_tokens, 3);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(v.row_sequences[r], sequences[r]);
+    EXPECT_EQ(v.row_positions[r], positions[r]);
+  }
+  EXPECT_EQ(v.row_sequences[3], 0);  // nothing left from an earlier step
+  PlanHarness chunk = SmallPlan(4, 40);
+  cuda::FillStepValues(chunk.plan, {2, 5, 1, nullptr, nullptr}, &v);
+  EXPECT_EQ(v.n_tokens, 2);
+  EXPECT_EQ(v.position, 5);
+  EXPECT_EQ(v.sequence, 1);
+  EXPECT_EQ(v.row_positions[0], 0);
+}
+
+// ---- On a CUDA device --------------------------------------------------------------------
+
+TEST(CudaBackendTest, GpuGreedyParityAndNoAllocationAfterInit) {
+  const std::string why = NoCudaReason();
+  if (!why.empty()) GTEST_SKIP() << "needs a CUDA device: " << why;
+  if (!test::HaveDefaultModel()) GTEST_SKIP() << "no default model";
+  std::vector<test::GreedyCase> cases;
+  std::string error;
+  ASSERT_TRUE(test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/greedy.txt", &cases, &error)) << error;
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 512;
+  limits.prefill_chunk = 64;
+  limits.backend = "cuda";
+  test::ContextPtr ctx = test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  ASSERT_NE(ctx, nullptr);
+  std::printf("%s\n", staticlm_backend_description(ctx.get()));
+  // The tolerance the CPU backend's golden test uses (tests/golden_test.cpp).
+  test::CheckGreedyCases(ctx.get(), cases, 0.1f);
+
+  staticlm_reset(ctx.get());
+  const std::vector<int32_t>& prompt = cases[0].prompt_ids;
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  staticlm_sampler greedy;
+  staticlm_sampler_default(&greedy);
+  greedy.temperature = 0.0f;
+  const cuda::CudaAllocCounts before = cuda::AllocCounts();
+  namespace counter = alloc_counter;
+  if (counter::Available()) counter::Start();
+  for (int i = 0; i < 32; ++i) {
+    int32_t token = -1;
+    ASSERT_EQ(staticlm_sample(ctx.get(), &greedy, &token), STATICLM_OK);
+    ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
+  }
+  if (counter::Available()) counter::Stop();
+  EXPECT_EQ(cuda::AllocCounts().total(), before.total());
+  if (counter::Available()) {
+    char where[4096] = {0};
+    if (counter::Events() != 0) counter::DescribeFirstEvent(where, sizeof(where));
+    EXPECT_EQ(counter::Allocations(), 0u) << where;
+    EXPECT_EQ(counter::ThreadsCreated(), 0u) << where;
+  }
+}
+
+#endif  // STATICLM_HAVE_CUDA
+
+}  // namespace
+}  // namespace staticlm
