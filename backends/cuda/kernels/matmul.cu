@@ -1,0 +1,110 @@
+// kMatMul, every weight type, with its fusions (contract/plan.h's MatMulLayout): up to three
+// weights sharing x, norm_input, silu_mul, accumulate. A warp computes one output column: its
+// lanes walk the weight row 32 consecutive elements at a time (one Q*_0/Q*_1 block, or one
+// K-quant sub-block, per step: coalesced reads) and decode each element once for a tile of
+// kRows rows of x. kRows = 1 is the matrix-vector kernel of decode steps; kRows = 8 the tiled
+// matrix-matrix kernel of prefill chunks, which reads and decodes the weights once per 8 rows.
+#include "backends/cuda/kernels/block_decode.h"
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/kernel_math.h"
+
+namespace staticlm::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+struct Weight {
+  DType type;
+  const uint8_t* data;
+  uint64_t row_bytes;
+  int32_t n_out;
+  float* y;
+};
+
+struct MatMulArgs {
+  const float* x;
+  int32_t n_in;
+  Weight w[3];
+  bool silu_mul;  // w[0] and w[1] in one warp: y0 = silu(y0) · y1
+  float* acc;     // non-null: acc += y0
+  RowForm form;
+};
+
+// Σ w[o, i] · x[r, i] for the tile's rows, in lanes' partial sums.
+template <int kRows>
+__device__ void DotColumn(const Weight& w, int32_t o, const float* x, int32_t n_in,
+                          int32_t rows_here, float sums[kRows]) {
+  const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
+  for (int r = 0; r < kRows; ++r) sums[r] = 0.0f;
+  for (int32_t i = threadIdx.x % 32; i < n_in; i += 32) {
+    const float value = DecodeElement(w.type, row, i);
+    for (int r = 0; r < kRows; ++r) {
+      if (r < rows_here) sums[r] += value * x[static_cast<int64_t>(r) * n_in + i];
+    }
+  }
+  for (int r = 0; r < kRows; ++r) sums[r] = WarpSum(sums[r]);
+}
+
+template <int kRows>
+__global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
+  const int32_t first_row = blockIdx.y * kRows;
+  const int32_t rows = StepRows(step, a.form);
+  const Weight& w = a.w[blockIdx.z];
+  const int32_t o = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+  if (first_row >= rows || o >= w.n_out) return;
+  const int32_t rows_here = rows - first_row < kRows ? rows - first_row : kRows;
+  const float* x = a.x + static_cast<int64_t>(first_row) * a.n_in;
+  float y[kRows], up[kRows];
+  DotColumn<kRows>(w, o, x, a.n_in, rows_here, y);
+  if (a.silu_mul) DotColumn<kRows>(a.w[1], o, x, a.n_in, rows_here, up);
+  if (threadIdx.x % 32 != 0) return;
+  for (int r = 0; r < rows_here; ++r) {
+    const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
+    if (a.silu_mul) {
+      a.w[1].y[at] = up[r];
+      y[r] = SiluMulValue(y[r], up[r]);
+    }
+    w.y[at] = y[r];
+    if (a.acc != nullptr) a.acc[at] += y[r];
+  }
+}
+
+}  // namespace
+
+cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
+                          const StepValues* step, cudaStream_t stream) {
+  const OpParams& p = op.params;
+  const MatMulLayout layout = GetMatMulLayout(p);
+  MatMulArgs a{};
+  a.form = RowFormOf(plan, op);
+  a.x = TensorAt<const float>(plan, buffers, op.inputs[0]);
+  a.silu_mul = p.silu_mul;
+  a.acc = layout.acc_output >= 0 ? TensorAt<float>(plan, buffers, op.outputs[layout.acc_output])
+                                 : nullptr;
+  int32_t widest = 0;
+  for (int i = 0; i < layout.n_weights; ++i) {
+    const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
+    a.n_in = static_cast<int32_t>(w.shape[1]);
+    a.w[i] = {w.dtype, TensorAt<const uint8_t>(plan, buffers, op.inputs[1 + i]),
+              DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])),
+              static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, op.outputs[i])};
+    widest = a.w[i].n_out > widest ? a.w[i].n_out : widest;
+  }
+  if (p.norm_input) {  // normalise x once into its output, which the products then read
+    float* normed = TensorAt<float>(plan, buffers, op.outputs[layout.normed_output]);
+    LaunchRmsNorm(a.x, TensorAt<const float>(plan, buffers, op.inputs[layout.norm_weight_input]),
+                  normed, 1, a.n_in, p.eps, a.form, step, stream);
+    a.x = normed;
+  }
+  const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
+  const unsigned columns = Blocks(widest, kWarpsPerBlock);
+  if (a.form.max_rows == 1) {
+    MatMulKernel<1><<<dim3(columns, 1, z), 32 * kWarpsPerBlock, 0, stream>>>(a, step);
+  } else {
+    MatMulKernel<8>
+        <<<dim3(columns, Blocks(a.form.max_rows, 8), z), 32 * kWarpsPerBlock, 0, stream>>>(a, step);
+  }
+  return cudaPeekAtLastError();
+}
+
+}  // namespace staticlm::cuda
