@@ -285,6 +285,22 @@ struct CacheCase {
   DType type;
 };
 
+// Chunks of a prefill of 42 positions, ragged, up to 8 rows.
+const int32_t kSteps[] = {8, 3, 8, 1, 7, 8, 1, 1, 5};
+
+const CacheCase kCacheCases[] = {
+    {"static f16", CachePolicy::kStatic, KvQuant::kNone, DType::kF16},
+    {"static f32", CachePolicy::kStatic, KvQuant::kNone, DType::kF32},
+    {"static q8", CachePolicy::kStatic, KvQuant::kQ8, kDTypeI8},
+    {"static q4", CachePolicy::kStatic, KvQuant::kQ4, kDTypeKvQ4},
+    {"sliding f16", CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF16},
+    {"sliding q8", CachePolicy::kSlidingWindow, KvQuant::kQ8, kDTypeI8},
+    {"sliding q4", CachePolicy::kSlidingWindow, KvQuant::kQ4, kDTypeKvQ4},
+    {"sink f32", CachePolicy::kSink, KvQuant::kNone, DType::kF32},
+    {"sink q8", CachePolicy::kSink, KvQuant::kQ8, kDTypeI8},
+    {"sink q4", CachePolicy::kSink, KvQuant::kQ4, kDTypeKvQ4},
+};
+
 OpParams CaseParams(const CacheCase& c, int32_t chunk) {
   OpParams p;
   p.n_heads = 4;
@@ -304,21 +320,8 @@ OpParams CaseParams(const CacheCase& c, int32_t chunk) {
 }
 
 TEST(CudaMathTest, KvReadsAndSplitAttentionAreTheReferenceForEveryCache) {
-  const CacheCase cases[] = {
-      {"static f16", CachePolicy::kStatic, KvQuant::kNone, DType::kF16},
-      {"static f32", CachePolicy::kStatic, KvQuant::kNone, DType::kF32},
-      {"static q8", CachePolicy::kStatic, KvQuant::kQ8, kDTypeI8},
-      {"static q4", CachePolicy::kStatic, KvQuant::kQ4, kDTypeKvQ4},
-      {"sliding f16", CachePolicy::kSlidingWindow, KvQuant::kNone, DType::kF16},
-      {"sliding q8", CachePolicy::kSlidingWindow, KvQuant::kQ8, kDTypeI8},
-      {"sliding q4", CachePolicy::kSlidingWindow, KvQuant::kQ4, kDTypeKvQ4},
-      {"sink f32", CachePolicy::kSink, KvQuant::kNone, DType::kF32},
-      {"sink q8", CachePolicy::kSink, KvQuant::kQ8, kDTypeI8},
-      {"sink q4", CachePolicy::kSink, KvQuant::kQ4, kDTypeKvQ4},
-  };
   constexpr int32_t chunk = 8;
-  const int32_t steps[] = {8, 3, 8, 1, 7, 8, 1, 1, 5};  // 42 positions, ragged chunks
-  for (const CacheCase& cc : cases) {
+  for (const CacheCase& cc : kCacheCases) {
     SCOPED_TRACE(cc.name);
     const OpParams p = CaseParams(cc, chunk);
     HostCache cache(p, cc.type);
@@ -326,7 +329,7 @@ TEST(CudaMathTest, KvReadsAndSplitAttentionAreTheReferenceForEveryCache) {
     const int64_t hd = p.head_dim, kv_width = int64_t{p.n_kv_heads} * hd;
     std::vector<float> scores(static_cast<size_t>(p.n_heads) * p.cache_slots);
     int32_t first = 0;
-    for (int32_t rows : steps) {
+    for (int32_t rows : kSteps) {
       const std::vector<float> k = RandomFloats(rng, rows * kv_width, -1.0f, 1.0f);
       const std::vector<float> v = RandomFloats(rng, rows * kv_width, -1.0f, 1.0f);
       const std::vector<float> q = RandomFloats(rng, rows * p.n_heads * hd, -1.0f, 1.0f);
@@ -361,6 +364,123 @@ TEST(CudaMathTest, KvReadsAndSplitAttentionAreTheReferenceForEveryCache) {
           }
         }
       }
+      first += rows;
+    }
+  }
+}
+
+// The KV store kernels' writes (kv_store.cu) for one sequence: StoreKernel's row per (row, KV
+// head), then Q4GroupKernel's groups, keys per channel pair and values per token.
+void EmulatedStoreRow(const float* src, const OpParams& p, DType type, int64_t row, uint8_t* cache,
+                      float* side) {
+  const int64_t hd = p.head_dim;
+  if (p.kv_quant == KvQuant::kNone) {
+    for (int64_t d = 0; d < hd; ++d) {
+      if (type == DType::kF16) {
+        reinterpret_cast<uint16_t*>(cache)[row * hd + d] = cpu::FloatToHalf(src[d]);
+      } else {
+        reinterpret_cast<float*>(cache)[row * hd + d] = src[d];
+      }
+    }
+    return;
+  }
+  float x[256];
+  for (int64_t d = 0; d < hd; ++d) x[d] = src[d];
+  cpu::Hadamard(x, hd);
+  float amax = 0.0f;
+  for (int64_t d = 0; d < hd; ++d) amax = std::fmax(amax, std::fabs(x[d]));
+  const float s = amax / 127.0f, inv = s > 0.0f ? 1.0f / s : 0.0f;
+  for (int64_t d = 0; d < hd; ++d) {
+    reinterpret_cast<int8_t*>(cache)[row * hd + d] = KvCode8(x[d], inv);
+  }
+  side[row] = s;
+}
+
+void EmulatedQuantizeGroup(const KvView& c, int64_t g, int64_t first) {
+  const OpParams& p = c.params;
+  const int64_t hd = p.head_dim, group = p.kv_group, slot0 = KvSlot(p, first);
+  auto recent = [&](const float* ring, int64_t t) {
+    return ring + (g * p.recent_slots + t % p.recent_slots) * hd;
+  };
+  float* k_params = c.k_side + (g * (p.cache_slots / group) + slot0 / group) * 2 * hd;
+  for (int64_t d = 0; d < hd; ++d) {
+    float lo = recent(c.k_recent, first)[d], hi = lo;
+    for (int64_t t = first; t < first + group; ++t) {
+      lo = std::fmin(lo, recent(c.k_recent, t)[d]);
+      hi = std::fmax(hi, recent(c.k_recent, t)[d]);
+    }
+    k_params[d] = (hi - lo) / 15.0f;
+    k_params[hd + d] = lo;
+  }
+  for (int64_t t = first; t < first + group; ++t) {
+    const int64_t row = g * p.cache_slots + slot0 + (t - first);
+    const float* kx = recent(c.k_recent, t);
+    const float* vx = recent(c.v_recent, t);
+    float lo = vx[0], hi = vx[0];
+    for (int64_t d = 0; d < hd; ++d) {
+      lo = std::fmin(lo, vx[d]);
+      hi = std::fmax(hi, vx[d]);
+    }
+    const float scale = (hi - lo) / 15.0f;
+    c.v_side[row * 2] = scale;
+    c.v_side[row * 2 + 1] = lo;
+    for (int64_t pair = 0; pair < hd / 2; ++pair) {
+      c.k[(row * hd) / 2 + pair] = static_cast<uint8_t>(
+          KvCode4(kx[2 * pair], k_params[2 * pair], k_params[hd + 2 * pair]) |
+          (KvCode4(kx[2 * pair + 1], k_params[2 * pair + 1], k_params[hd + 2 * pair + 1]) << 4));
+      c.v[(row * hd) / 2 + pair] = static_cast<uint8_t>(
+          KvCode4(vx[2 * pair], scale, lo) | (KvCode4(vx[2 * pair + 1], scale, lo) << 4));
+    }
+  }
+}
+
+void EmulatedKvStore(const float* k, const float* v, int64_t rows, int32_t first_position,
+                     const KvView& c) {
+  const OpParams& p = c.params;
+  const int64_t hd = p.head_dim;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t position = first_position + r;
+    for (int64_t g = 0; g < p.n_kv_heads; ++g) {
+      const float* ks = k + (r * p.n_kv_heads + g) * hd;
+      const float* vs = v + (r * p.n_kv_heads + g) * hd;
+      if (p.kv_quant == KvQuant::kQ4) {
+        const int64_t ring = (g * p.recent_slots + position % p.recent_slots) * hd;
+        std::memcpy(c.k_recent + ring, ks, static_cast<size_t>(hd) * sizeof(float));
+        std::memcpy(c.v_recent + ring, vs, static_cast<size_t>(hd) * sizeof(float));
+        continue;
+      }
+      const int64_t row = g * p.cache_slots + KvSlot(p, position);
+      EmulatedStoreRow(ks, p, c.type, row, c.k, c.k_side);
+      EmulatedStoreRow(vs, p, c.type, row, c.v, c.v_side);
+    }
+  }
+  if (p.kv_quant != KvQuant::kQ4) return;
+  const int64_t step_end = first_position + rows;
+  for (int64_t first = first_position / p.kv_group * p.kv_group; first + p.kv_group <= step_end;
+       first += p.kv_group) {
+    for (int64_t g = 0; g < p.n_kv_heads; ++g) EmulatedQuantizeGroup(c, g, first);
+  }
+}
+
+TEST(CudaMathTest, KvStoresAreTheReferenceBitForBitForEveryCache) {
+  for (const CacheCase& cc : kCacheCases) {
+    SCOPED_TRACE(cc.name);
+    const OpParams p = CaseParams(cc, 8);
+    HostCache expected(p, cc.type), got(p, cc.type);
+    std::mt19937 rng(8);
+    const int64_t kv_width = int64_t{p.n_kv_heads} * p.head_dim;
+    int32_t first = 0;
+    for (int32_t rows : kSteps) {
+      const std::vector<float> k = RandomFloats(rng, rows * kv_width, -2.0f, 2.0f);
+      const std::vector<float> v = RandomFloats(rng, rows * kv_width, -2.0f, 2.0f);
+      cpu::ref::KvStore(k.data(), v.data(), rows, first, expected.ref);
+      EmulatedKvStore(k.data(), v.data(), rows, first, got.View());
+      ASSERT_EQ(got.k, expected.k) << "after position " << first + rows;
+      ASSERT_EQ(got.v, expected.v);
+      ASSERT_EQ(got.k_side, expected.k_side);
+      ASSERT_EQ(got.v_side, expected.v_side);
+      ASSERT_EQ(got.k_recent, expected.k_recent);
+      ASSERT_EQ(got.v_recent, expected.v_recent);
       first += rows;
     }
   }

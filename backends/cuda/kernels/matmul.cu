@@ -4,6 +4,8 @@
 // K-quant sub-block, per step: coalesced reads) and decode each element once for a tile of
 // kRows rows of x. kRows = 1 is the matrix-vector kernel of decode steps; kRows = 8 the tiled
 // matrix-matrix kernel of prefill chunks, which reads and decodes the weights once per 8 rows.
+// Each is instantiated per weight type (kType), so that the decoder's type switch folds away;
+// kAnyType decodes by the runtime type, for fused weights of differing types.
 #include "backends/cuda/kernels/block_decode.h"
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/kernel_math.h"
@@ -12,6 +14,7 @@ namespace staticlm::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
+constexpr int kAnyType = -1;
 
 struct Weight {
   DType type;
@@ -25,19 +28,21 @@ struct MatMulArgs {
   const float* x;
   int32_t n_in;
   Weight w[3];
-  bool silu_mul;  // w[0] and w[1] in one warp: y0 = silu(y0) · y1
-  float* acc;     // non-null: acc += y0
+  bool silu_mul;         // w[0] and w[1] in one warp: y0 = silu(y0) · y1
+  float* acc;            // non-null: acc += y0
+  int32_t first_weight;  // blockIdx.z counts from this weight
   RowForm form;
 };
 
 // Σ w[o, i] · x[r, i] for the tile's rows, in lanes' partial sums.
-template <int kRows>
+template <int kRows, int kType>
 __device__ void DotColumn(const Weight& w, int32_t o, const float* x, int32_t n_in,
                           int32_t rows_here, float sums[kRows]) {
   const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
+  const DType type = kType == kAnyType ? w.type : static_cast<DType>(kType);
   for (int r = 0; r < kRows; ++r) sums[r] = 0.0f;
   for (int32_t i = threadIdx.x % 32; i < n_in; i += 32) {
-    const float value = DecodeElement(w.type, row, i);
+    const float value = DecodeElement(type, row, i);
     for (int r = 0; r < kRows; ++r) {
       if (r < rows_here) sums[r] += value * x[static_cast<int64_t>(r) * n_in + i];
     }
@@ -45,18 +50,18 @@ __device__ void DotColumn(const Weight& w, int32_t o, const float* x, int32_t n_
   for (int r = 0; r < kRows; ++r) sums[r] = WarpSum(sums[r]);
 }
 
-template <int kRows>
+template <int kRows, int kType>
 __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
   const int32_t first_row = blockIdx.y * kRows;
   const int32_t rows = StepRows(step, a.form);
-  const Weight& w = a.w[blockIdx.z];
+  const Weight& w = a.w[a.first_weight + blockIdx.z];
   const int32_t o = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   if (first_row >= rows || o >= w.n_out) return;
   const int32_t rows_here = rows - first_row < kRows ? rows - first_row : kRows;
   const float* x = a.x + static_cast<int64_t>(first_row) * a.n_in;
   float y[kRows], up[kRows];
-  DotColumn<kRows>(w, o, x, a.n_in, rows_here, y);
-  if (a.silu_mul) DotColumn<kRows>(a.w[1], o, x, a.n_in, rows_here, up);
+  DotColumn<kRows, kType>(w, o, x, a.n_in, rows_here, y);
+  if (a.silu_mul) DotColumn<kRows, kType>(a.w[1], o, x, a.n_in, rows_here, up);
   if (threadIdx.x % 32 != 0) return;
   for (int r = 0; r < rows_here; ++r) {
     const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
@@ -66,6 +71,42 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
     }
     w.y[at] = y[r];
     if (a.acc != nullptr) a.acc[at] += y[r];
+  }
+}
+
+template <int kType>
+void LaunchMatMul(const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
+                  cudaStream_t stream) {
+  const unsigned threads = 32 * kWarpsPerBlock;
+  if (a.form.max_rows == 1) {
+    MatMulKernel<1, kType><<<dim3(columns, 1, z), threads, 0, stream>>>(a, step);
+  } else {
+    MatMulKernel<8, kType>
+        <<<dim3(columns, Blocks(a.form.max_rows, 8), z), threads, 0, stream>>>(a, step);
+  }
+}
+
+// The kernel for weights of type t (kAnyType when the op's weights differ in type).
+void LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
+                   cudaStream_t stream) {
+  switch (t) {
+#define STATICLM_MATMUL_TYPE(type) \
+  case static_cast<int>(type):     \
+    return LaunchMatMul<static_cast<int>(type)>(a, columns, z, step, stream);
+    STATICLM_MATMUL_TYPE(DType::kF32)
+    STATICLM_MATMUL_TYPE(DType::kF16)
+    STATICLM_MATMUL_TYPE(DType::kBF16)
+    STATICLM_MATMUL_TYPE(DType::kQ4_0)
+    STATICLM_MATMUL_TYPE(DType::kQ4_1)
+    STATICLM_MATMUL_TYPE(DType::kQ5_0)
+    STATICLM_MATMUL_TYPE(DType::kQ5_1)
+    STATICLM_MATMUL_TYPE(DType::kQ8_0)
+    STATICLM_MATMUL_TYPE(DType::kQ4_K)
+    STATICLM_MATMUL_TYPE(DType::kQ5_K)
+    STATICLM_MATMUL_TYPE(DType::kQ6_K)
+#undef STATICLM_MATMUL_TYPE
+    default:
+      return LaunchMatMul<kAnyType>(a, columns, z, step, stream);
   }
 }
 
@@ -98,11 +139,17 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
   }
   const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
   const unsigned columns = Blocks(widest, kWarpsPerBlock);
-  if (a.form.max_rows == 1) {
-    MatMulKernel<1><<<dim3(columns, 1, z), 32 * kWarpsPerBlock, 0, stream>>>(a, step);
-  } else {
-    MatMulKernel<8>
-        <<<dim3(columns, Blocks(a.form.max_rows, 8), z), 32 * kWarpsPerBlock, 0, stream>>>(a, step);
+  bool same_type = true;
+  for (int i = 1; i < layout.n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
+  if (same_type || p.silu_mul) {
+    LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z, step,
+                  stream);
+  } else {  // weights of differing types (Q4_K with Q6_K): a launch each, each its own kernel
+    for (int i = 0; i < layout.n_weights; ++i) {
+      a.first_weight = i;
+      LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, kWarpsPerBlock), 1, step,
+                    stream);
+    }
   }
   return cudaPeekAtLastError();
 }
