@@ -118,11 +118,6 @@ cudaError_t EnqueueKvStore(const Plan&, const Op&, const DeviceBuffers&, const S
 cudaError_t EnqueueAttention(const Plan&, const Op&, const DeviceBuffers&, const StepValues*,
                              cudaStream_t);
 
-// RMSNorm of rows of x (groups of n per row, each normalised alone) into y; shared by kRmsNorm
-// and kMatMul's norm_input.
-void LaunchRmsNorm(const float* x, const float* weight, float* y, int32_t groups, int32_t n,
-                   float eps, RowForm rows, const StepValues* step, cudaStream_t stream);
-
 struct SequencedKv;
 // The cache of a kKvStore or kAttention as device addresses; `tensors` are its cache tensors'
 // indices in KvLayout order (k, v, [side k, v], [recent k, v]). Defined in kv_store.cu.

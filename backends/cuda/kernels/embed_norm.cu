@@ -31,14 +31,15 @@ __global__ void RmsNormKernel(const float* x, const float* weight, float* y, int
   for (int32_t i = threadIdx.x; i < n; i += blockDim.x) yr[i] = xr[i] * inv_rms * weight[i];
 }
 
-}  // namespace
-
+// RMSNorm of rows of x (groups of n per row, each normalised alone) into y.
 void LaunchRmsNorm(const float* x, const float* weight, float* y, int32_t groups, int32_t n,
                    float eps, RowForm rows, const StepValues* step, cudaStream_t stream) {
   const int threads = n >= 256 ? 256 : 64;
   RmsNormKernel<<<static_cast<unsigned>(rows.max_rows * groups), threads, 0, stream>>>(
       x, weight, y, groups, n, eps, rows, step);
 }
+
+}  // namespace
 
 cudaError_t EnqueueEmbed(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
                          const StepValues* step, cudaStream_t stream) {

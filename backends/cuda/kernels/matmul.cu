@@ -5,7 +5,10 @@
 // kRows rows of x. kRows = 1 is the matrix-vector kernel of decode steps; kRows = 8 the tiled
 // matrix-matrix kernel of prefill chunks, which reads and decodes the weights once per 8 rows.
 // Each is instantiated per weight type (kType), so that the decoder's type switch folds away;
-// kAnyType decodes by the runtime type, for fused weights of differing types.
+// kAnyType decodes by the runtime type, for fused weights of differing types. norm_input is
+// fused too, saving a launch: each warp computes its rows' RMS (a warp sum over x) and
+// normalises x as it reads it; the first block column also writes the normalised x, the op's
+// output.
 #include "backends/cuda/kernels/block_decode.h"
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/kernel_math.h"
@@ -28,26 +31,74 @@ struct MatMulArgs {
   const float* x;
   int32_t n_in;
   Weight w[3];
-  bool silu_mul;         // w[0] and w[1] in one warp: y0 = silu(y0) · y1
-  float* acc;            // non-null: acc += y0
-  int32_t first_weight;  // blockIdx.z counts from this weight
+  bool silu_mul;             // w[0] and w[1] in one warp: y0 = silu(y0) · y1
+  float* acc;                // non-null: acc += y0
+  int32_t first_weight;      // blockIdx.z counts from this weight
+  const float* norm_weight;  // non-null: x is RMS-normalised (eps) with it first, into normed
+  float* normed;
+  float eps;
   RowForm form;
 };
 
-// Σ w[o, i] · x[r, i] for the tile's rows, in lanes' partial sums.
+// x as the products read it: as it is, or RMS-normalised (as ref::RmsNorm: x · inv_rms · w).
+template <int kRows>
+struct RowsOfX {
+  const float* x;
+  int32_t n_in;
+  int32_t rows_here;
+  const float* norm_weight;  // null: x as it is
+  float inv_rms[kRows];
+
+  __device__ float At(int r, int32_t i) const {
+    const float v = x[static_cast<int64_t>(r) * n_in + i];
+    return norm_weight == nullptr ? v : v * inv_rms[r] * norm_weight[i];
+  }
+};
+
+template <int kRows>
+__device__ RowsOfX<kRows> ReadRows(const MatMulArgs& a, int32_t first_row, int32_t rows_here) {
+  RowsOfX<kRows> x{
+      a.x + static_cast<int64_t>(first_row) * a.n_in, a.n_in, rows_here, a.norm_weight, {}};
+  if (a.norm_weight == nullptr) return x;
+  for (int r = 0; r < kRows; ++r) {
+    float sum_squares = 0.0f;
+    for (int32_t i = threadIdx.x % 32; r < rows_here && i < a.n_in; i += 32) {
+      const float v = x.x[static_cast<int64_t>(r) * a.n_in + i];
+      sum_squares += v * v;
+    }
+    sum_squares = WarpSum(sum_squares);
+    x.inv_rms[r] = 1.0f / sqrtf(sum_squares / static_cast<float>(a.n_in) + a.eps);
+  }
+  return x;
+}
+
+// Σ w[o, i] · x[r, i] for the tile's rows, in every lane.
 template <int kRows, int kType>
-__device__ void DotColumn(const Weight& w, int32_t o, const float* x, int32_t n_in,
-                          int32_t rows_here, float sums[kRows]) {
+__device__ void DotColumn(const Weight& w, int32_t o, const RowsOfX<kRows>& x, float sums[kRows]) {
   const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
   const DType type = kType == kAnyType ? w.type : static_cast<DType>(kType);
   for (int r = 0; r < kRows; ++r) sums[r] = 0.0f;
-  for (int32_t i = threadIdx.x % 32; i < n_in; i += 32) {
+  for (int32_t i = threadIdx.x % 32; i < x.n_in; i += 32) {
     const float value = DecodeElement(type, row, i);
     for (int r = 0; r < kRows; ++r) {
-      if (r < rows_here) sums[r] += value * x[static_cast<int64_t>(r) * n_in + i];
+      if (r < x.rows_here) sums[r] += value * x.At(r, i);
     }
   }
   for (int r = 0; r < kRows; ++r) sums[r] = WarpSum(sums[r]);
+}
+
+// The normalised x, the op's output, written once: by the first warp of the first column.
+template <int kRows>
+__device__ void WriteNormed(const MatMulArgs& a, const RowsOfX<kRows>& x, int32_t first_row) {
+  if (a.normed == nullptr || blockIdx.x != 0 || blockIdx.z + a.first_weight != 0 ||
+      threadIdx.x >= 32) {
+    return;
+  }
+  for (int r = 0; r < x.rows_here; ++r) {
+    for (int32_t i = threadIdx.x; i < a.n_in; i += 32) {
+      a.normed[static_cast<int64_t>(first_row + r) * a.n_in + i] = x.At(r, i);
+    }
+  }
 }
 
 template <int kRows, int kType>
@@ -58,10 +109,11 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
   const int32_t o = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   if (first_row >= rows || o >= w.n_out) return;
   const int32_t rows_here = rows - first_row < kRows ? rows - first_row : kRows;
-  const float* x = a.x + static_cast<int64_t>(first_row) * a.n_in;
+  const RowsOfX<kRows> x = ReadRows<kRows>(a, first_row, rows_here);
+  WriteNormed<kRows>(a, x, first_row);
   float y[kRows], up[kRows];
-  DotColumn<kRows, kType>(w, o, x, a.n_in, rows_here, y);
-  if (a.silu_mul) DotColumn<kRows, kType>(a.w[1], o, x, a.n_in, rows_here, up);
+  DotColumn<kRows, kType>(w, o, x, y);
+  if (a.silu_mul) DotColumn<kRows, kType>(a.w[1], o, x, up);
   if (threadIdx.x % 32 != 0) return;
   for (int r = 0; r < rows_here; ++r) {
     const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
@@ -131,11 +183,10 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
               static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, op.outputs[i])};
     widest = a.w[i].n_out > widest ? a.w[i].n_out : widest;
   }
-  if (p.norm_input) {  // normalise x once into its output, which the products then read
-    float* normed = TensorAt<float>(plan, buffers, op.outputs[layout.normed_output]);
-    LaunchRmsNorm(a.x, TensorAt<const float>(plan, buffers, op.inputs[layout.norm_weight_input]),
-                  normed, 1, a.n_in, p.eps, a.form, step, stream);
-    a.x = normed;
+  if (p.norm_input) {
+    a.norm_weight = TensorAt<const float>(plan, buffers, op.inputs[layout.norm_weight_input]);
+    a.normed = TensorAt<float>(plan, buffers, op.outputs[layout.normed_output]);
+    a.eps = p.eps;
   }
   const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
   const unsigned columns = Blocks(widest, kWarpsPerBlock);
