@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/dequantize.h"
@@ -230,11 +231,13 @@ struct HostCache {
   }
 };
 
-// The attention kernel's order of work for one (row, head) (attention.cu): the query (rotated
-// for the sinks, Hadamard for q8), `splits` parts of the attended positions, 4 warps taking
-// every 4th position of a part, warp partials merged, then the parts merged.
+// The attention kernels' order of work for one (row, head): the query (rotated for the sinks,
+// Hadamard for q8), `splits` parts of the attended positions, `warps` warps taking every
+// warps-th position of a part, warp partials merged, then the parts merged. attention.cu's
+// decode kernel: 4 warps, 1 to 32 splits; attention_prefill.cu's tiled kernel: one warp per
+// row, folding every attended position in order (1 warp, 1 split).
 void EmulatedAttentionHead(const float* qh, int64_t position, int64_t step_end, const KvView& c,
-                           int64_t h, int splits, float* out) {
+                           int64_t h, int splits, int warps, float* out) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim, g = h / (p.n_heads / p.n_kv_heads);
   const AttendedSpans span = Attended(p, position);
@@ -255,10 +258,10 @@ void EmulatedAttentionHead(const float* qh, int64_t position, int64_t step_end, 
   SoftmaxPartial all{-INFINITY, 0.0f};
   std::vector<float> acc(hd, 0.0f);
   for (int split = 0; split < splits; ++split) {
-    for (int warp = 0; warp < 4; ++warp) {
+    for (int warp = 0; warp < warps; ++warp) {
       SoftmaxPartial s{-INFINITY, 0.0f};
       std::vector<float> part(hd, 0.0f);
-      for (int64_t n = split * chunk + warp; n < std::min(count, (split + 1) * chunk); n += 4) {
+      for (int64_t n = split * chunk + warp; n < std::min(count, (split + 1) * chunk); n += warps) {
         const int64_t t = AttendedPosition(span, n);
         const float* qn = n < span.sink_end ? q_sink : q;
         float dot = 0.0f;
@@ -352,10 +355,10 @@ TEST(CudaMathTest, KvReadsAndSplitAttentionAreTheReferenceForEveryCache) {
             }
           }
         }
-        for (int splits : {1, 3, 32}) {
+        for (const auto& [splits, warps] : {std::pair{1, 1}, {1, 4}, {3, 4}, {32, 4}}) {
           for (int64_t h = 0; h < p.n_heads; ++h) {
             const int64_t at = (r * p.n_heads + h) * hd;
-            EmulatedAttentionHead(q.data() + at, first + r, step_end, view, h, splits,
+            EmulatedAttentionHead(q.data() + at, first + r, step_end, view, h, splits, warps,
                                   got.data() + at);
             for (int64_t d = 0; d < hd; ++d) {
               ASSERT_NEAR(got[at + d], expected[at + d], 1e-5f)

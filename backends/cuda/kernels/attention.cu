@@ -1,10 +1,11 @@
-// kAttention for every cache policy and type (kv_access.h reads each). A block of 4 warps per
-// (split, query head, row): the row's attended positions (the sinks, then the recent span) are
+// kAttention of decode steps (one row, or rows that are sequences; prefill chunks are
+// attention_prefill.cu's), every cache policy and type (kv_access.h reads each). A block of 4 warps
+// per (split, query head, row): the row's attended positions (the sinks, then the recent span) are
 // cut into `splits` equal parts; in its part each warp takes every 4th position, a lane per 32nd
 // dim, scoring with a warp sum and folding the value into an online softmax (MergeSoftmax,
-// kernel_math.h). The warps' partials merge in shared memory. With one split (prefill chunks)
-// the block writes the output; with several (decode: flash-decoding over the cache length) it
-// writes its partial into the op's scores scratch and CombineKernel merges the splits.
+// kernel_math.h). The warps' partials merge in shared memory. With one split the block writes
+// the output; with several (flash-decoding over the cache length) it writes its partial into
+// the op's scores scratch and CombineKernel merges the splits.
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/kernel_math.h"
 #include "backends/cuda/kernels/kv_access.h"
@@ -156,6 +157,16 @@ int64_t MaxAttended(const OpParams& p) {
   return p.cache_policy == CachePolicy::kStatic ? p.cache_slots : p.window;
 }
 
+// Splits of a decode step's attention: one per kPositionsPerSplit positions it may attend to,
+// at most kMaxSplits and as many partials as a scratch row of the scores tensor holds.
+int32_t DecodeSplits(const OpParams& p) {
+  const int64_t wanted = (MaxAttended(p) + kPositionsPerSplit - 1) / kPositionsPerSplit;
+  const int64_t room = p.cache_slots / (p.head_dim + 2);
+  int64_t splits = wanted < room ? wanted : room;
+  splits = splits < kMaxSplits ? splits : kMaxSplits;
+  return static_cast<int32_t>(splits > 1 ? splits : 1);
+}
+
 }  // namespace
 
 cudaError_t EnqueueAttention(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
@@ -170,14 +181,11 @@ cudaError_t EnqueueAttention(const Plan& plan, const Op& op, const DeviceBuffers
                   CacheOf(plan, op, buffers, tensors),
                   RowFormOf(plan, op),
                   1};
-  // Split only where each (row, head) has its own scratch row: decode steps.
-  if (a.form.batched || a.form.max_rows == 1) {
-    const int64_t wanted = (MaxAttended(p) + kPositionsPerSplit - 1) / kPositionsPerSplit;
-    const int64_t room = p.cache_slots / (p.head_dim + 2);
-    int64_t splits = wanted < room ? wanted : room;
-    splits = splits < kMaxSplits ? splits : kMaxSplits;
-    a.splits = static_cast<int32_t>(splits > 1 ? splits : 1);
+  if (!a.form.batched && a.form.max_rows > 1) {  // a prefill chunk: the tiled kernel
+    LaunchPrefillAttention(a.q, a.out, a.cache, a.form, step, stream);
+    return cudaPeekAtLastError();
   }
+  a.splits = DecodeSplits(p);
   const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(p.n_heads),
                   static_cast<unsigned>(a.form.max_rows));
   AttentionKernel<<<grid, 32 * kWarps, 0, stream>>>(a, step);

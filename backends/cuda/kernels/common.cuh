@@ -102,6 +102,24 @@ __device__ inline void BlockHadamard(float* x, int n) {
   __syncthreads();
 }
 
+// The same transform by one warp, for a row of its own in shared memory.
+__device__ inline void WarpHadamard(float* x, int n) {
+  const int lane = threadIdx.x % 32;
+  for (int half = 1; half < n; half *= 2) {
+    __syncwarp();
+    for (int p = lane; p < n / 2; p += 32) {
+      const int j = p / half * 2 * half + p % half;
+      const float a = x[j], b = x[j + half];
+      x[j] = a + b;
+      x[j + half] = a - b;
+    }
+  }
+  __syncwarp();
+  const float norm = 1.0f / sqrtf(static_cast<float>(n));
+  for (int d = lane; d < n; d += 32) x[d] *= norm;
+  __syncwarp();
+}
+
 // Enqueue functions of each op family (one .cu file each).
 cudaError_t EnqueueEmbed(const Plan&, const Op&, const DeviceBuffers&, const StepValues*,
                          cudaStream_t);
@@ -119,6 +137,11 @@ cudaError_t EnqueueAttention(const Plan&, const Op&, const DeviceBuffers&, const
                              cudaStream_t);
 
 struct SequencedKv;
+
+// Attention of a prefill chunk (rows of one sequence), tiled: attention_prefill.cu.
+void LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache, RowForm form,
+                            const StepValues* step, cudaStream_t stream);
+
 // The cache of a kKvStore or kAttention as device addresses; `tensors` are its cache tensors'
 // indices in KvLayout order (k, v, [side k, v], [recent k, v]). Defined in kv_store.cu.
 SequencedKv CacheOf(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
