@@ -151,6 +151,16 @@ TEST(CudaKernelsTest, FormsWithoutAKernelAreRefusedWithAMessage) {
   EXPECT_NE(std::strstr(why, "head"), nullptr) << why;
   attention.ops[0].params.head_dim = 256;
   EXPECT_TRUE(cuda::OpSupported(attention, attention.ops[0], &why));
+
+  Plan accumulate = OneOp(OpKind::kMatMul, DType::kF32);
+  accumulate.ops[0].params.accumulate = true;
+  accumulate.tensors[2].offset = 64;  // y0: apart from x (tensor 1, at 0)
+  accumulate.ops[0].outputs[0] = 2;
+  accumulate.ops[0].outputs[1] = 3;  // acc, at 0 too: x itself
+  EXPECT_FALSE(cuda::OpSupported(accumulate, accumulate.ops[0], &why));
+  EXPECT_NE(std::strstr(why, "overlaps"), nullptr) << why;
+  accumulate.tensors[3].offset = 128;
+  EXPECT_TRUE(cuda::OpSupported(accumulate, accumulate.ops[0], &why)) << why;
 }
 
 #else

@@ -11,6 +11,10 @@ bool Refuse(const char* message, const char** why) {
   return false;
 }
 
+bool Overlap(const TensorRegion& a, const TensorRegion& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.bytes() && b.offset < a.offset + a.bytes();
+}
+
 bool MatMulSupported(const Plan& plan, const Op& op, const char** why) {
   const OpParams& p = op.params;
   const MatMulLayout layout = GetMatMulLayout(p);
@@ -25,6 +29,11 @@ bool MatMulSupported(const Plan& plan, const Op& op, const char** why) {
   if (p.silu_mul && (layout.n_weights != 2 ||
                      plan.tensors[op.inputs[1]].shape[0] != plan.tensors[op.inputs[2]].shape[0])) {
     return Refuse("CUDA: kMatMul's silu_mul needs two weights of one shape", why);
+  }
+  // The blocks of one launch add into acc while others still read x: they must not share memory.
+  if (layout.acc_output >= 0 &&
+      Overlap(plan.tensors[op.outputs[layout.acc_output]], plan.tensors[op.inputs[0]])) {
+    return Refuse("CUDA: kMatMul's accumulated output overlaps its input", why);
   }
   return true;
 }
