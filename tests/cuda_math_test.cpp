@@ -167,6 +167,19 @@ TEST(CudaMathTest, RopeIsTheReferenceForEveryForm) {
   }
 }
 
+TEST(CudaMathTest, SinkQueryRotationIsTheReferences) {
+  std::mt19937 rng(9);
+  constexpr int64_t hd = 64;
+  for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-37}, int64_t{-4000}}) {
+    const std::vector<float> q = RandomFloats(rng, hd, -2.0f, 2.0f);
+    std::vector<float> expected(hd), got(hd);
+    cpu::ref::RotateQuery(q.data(), hd, delta, 10000.0f, expected.data());
+    for (int64_t i = 0; i < hd / 2; ++i)
+      RotateQueryPair(q.data(), i, hd, delta, 10000.0f, got.data());
+    for (int64_t d = 0; d < hd; ++d) ASSERT_EQ(got[d], expected[d]) << "delta " << delta;
+  }
+}
+
 TEST(CudaMathTest, MergedPartialSoftmaxesAreTheSoftmax) {
   std::mt19937 rng(5);
   constexpr int n = 301, width = 8;
@@ -244,11 +257,7 @@ void EmulatedAttentionHead(const float* qh, int64_t position, int64_t step_end, 
   float q[256], q_sink[256];
   for (int64_t d = 0; d < hd; ++d) q[d] = qh[d];
   for (int64_t i = 0; i < hd / 2; ++i) {
-    float cs = 0.0f, sn = 0.0f;
-    RopeCosSin(static_cast<double>(span.cache_position - position), i, hd, p.rope_base, 1.0f, 1.0f,
-               &cs, &sn);
-    q_sink[2 * i] = qh[2 * i] * cs - qh[2 * i + 1] * sn;
-    q_sink[2 * i + 1] = qh[2 * i] * sn + qh[2 * i + 1] * cs;
+    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
   }
   if (p.kv_quant == KvQuant::kQ8) {
     cpu::Hadamard(q, hd);

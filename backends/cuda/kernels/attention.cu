@@ -42,17 +42,13 @@ __device__ void LoadQuery(const float* qh, const OpParams& p, const AttendedSpan
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) q[d] = qh[d];
   if (span.sink_end > 0) {
     for (int32_t i = threadIdx.x; i < hd / 2; i += blockDim.x) {
-      float c = 0.0f, s = 0.0f;
-      RopeCosSin(static_cast<double>(span.cache_position - position), i, hd, p.rope_base, 1.0f,
-                 1.0f, &c, &s);
-      q_sink[2 * i] = qh[2 * i] * c - qh[2 * i + 1] * s;
-      q_sink[2 * i + 1] = qh[2 * i] * s + qh[2 * i + 1] * c;
+      RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
     }
   }
   __syncthreads();
   if (p.kv_quant == KvQuant::kQ8) {
-    BlockHadamard(q, hd);
-    if (span.sink_end > 0) BlockHadamard(q_sink, hd);
+    Hadamard<false>(q, hd);
+    if (span.sink_end > 0) Hadamard<false>(q_sink, hd);
   }
 }
 
@@ -79,7 +75,7 @@ __device__ void WriteOutput(const Folded& f, float* o, int32_t hd, bool hadamard
     if (d < hd && threadIdx.x < 32) buffer[d] = f.acc[j] / f.s.sum;
   }
   __syncthreads();
-  if (hadamard) BlockHadamard(buffer, hd);
+  if (hadamard) Hadamard<false>(buffer, hd);
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
 }
 

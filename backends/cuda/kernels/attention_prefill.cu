@@ -39,16 +39,12 @@ __device__ void LoadRowQuery(const float* qh, const OpParams& p, const AttendedS
   const int32_t hd = p.head_dim;
   for (int32_t d = lane; d < hd; d += 32) q[d] = qh[d];
   for (int32_t i = lane; span.sink_end > 0 && i < hd / 2; i += 32) {
-    float c = 0.0f, s = 0.0f;
-    RopeCosSin(static_cast<double>(span.cache_position - position), i, hd, p.rope_base, 1.0f, 1.0f,
-               &c, &s);
-    q_sink[2 * i] = qh[2 * i] * c - qh[2 * i + 1] * s;
-    q_sink[2 * i + 1] = qh[2 * i] * s + qh[2 * i + 1] * c;
+    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
   }
   __syncwarp();
   if (p.kv_quant == KvQuant::kQ8) {
-    WarpHadamard(q, hd);
-    if (span.sink_end > 0) WarpHadamard(q_sink, hd);
+    Hadamard<true>(q, hd);
+    if (span.sink_end > 0) Hadamard<true>(q_sink, hd);
   }
 }
 
@@ -107,7 +103,7 @@ __global__ void PrefillAttentionKernel(PrefillArgs a, const StepValues* step) {
     if (lane + 32 * j < hd) buffer[lane + 32 * j] = acc[j] / s.sum;
   }
   __syncwarp();
-  if (p.kv_quant == KvQuant::kQ8) WarpHadamard(buffer, hd);
+  if (p.kv_quant == KvQuant::kQ8) Hadamard<true>(buffer, hd);
   float* o = a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd;
   for (int32_t d = lane; d < hd; d += 32) o[d] = buffer[d];
 }

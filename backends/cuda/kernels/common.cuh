@@ -83,41 +83,28 @@ inline unsigned Blocks(int64_t work, int64_t per_block) {
   return static_cast<unsigned>((work + per_block - 1) / per_block);
 }
 
-// The normalised Walsh-Hadamard transform of x[0 … n) in shared memory, by the whole block:
-// the reference's butterflies (backends/cpu/hadamard.h), each stage's pairs in parallel, so the
-// result is bit for bit the reference's.
-__device__ inline void BlockHadamard(float* x, int n) {
+// The normalised Walsh-Hadamard transform of x[0 … n) in shared memory, by the whole block
+// (kWarp false) or by one warp on a row of its own (kWarp true): the reference's butterflies
+// (backends/cpu/hadamard.h), each stage's pairs in parallel, so the result is bit for bit the
+// reference's.
+template <bool kWarp>
+__device__ inline void Hadamard(float* x, int n) {
+  const int first = kWarp ? threadIdx.x % 32 : threadIdx.x;
+  const int stride = kWarp ? 32 : blockDim.x;
+  auto sync = [] { kWarp ? __syncwarp() : __syncthreads(); };
   for (int half = 1; half < n; half *= 2) {
-    __syncthreads();
-    for (int p = threadIdx.x; p < n / 2; p += blockDim.x) {
+    sync();
+    for (int p = first; p < n / 2; p += stride) {
       const int j = p / half * 2 * half + p % half;
       const float a = x[j], b = x[j + half];
       x[j] = a + b;
       x[j + half] = a - b;
     }
   }
-  __syncthreads();
+  sync();
   const float norm = 1.0f / sqrtf(static_cast<float>(n));
-  for (int d = threadIdx.x; d < n; d += blockDim.x) x[d] *= norm;
-  __syncthreads();
-}
-
-// The same transform by one warp, for a row of its own in shared memory.
-__device__ inline void WarpHadamard(float* x, int n) {
-  const int lane = threadIdx.x % 32;
-  for (int half = 1; half < n; half *= 2) {
-    __syncwarp();
-    for (int p = lane; p < n / 2; p += 32) {
-      const int j = p / half * 2 * half + p % half;
-      const float a = x[j], b = x[j + half];
-      x[j] = a + b;
-      x[j + half] = a - b;
-    }
-  }
-  __syncwarp();
-  const float norm = 1.0f / sqrtf(static_cast<float>(n));
-  for (int d = lane; d < n; d += 32) x[d] *= norm;
-  __syncwarp();
+  for (int d = first; d < n; d += stride) x[d] *= norm;
+  sync();
 }
 
 // Enqueue functions of each op family (one .cu file each).

@@ -23,7 +23,7 @@ __device__ void StoreQ8Row(const float* src, int32_t hd, int8_t* q, float* scale
   __shared__ float x[256];
   __syncthreads();  // the previous row's readers are done
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) x[d] = src[d];
-  BlockHadamard(x, hd);
+  Hadamard<false>(x, hd);
   float amax = 0.0f;
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) amax = fmaxf(amax, fabsf(x[d]));
   amax = BlockMax(amax);
