@@ -5,12 +5,13 @@
 
 #include <cstdint>
 
+#include "contract/hd.h"
 #include "contract/plan.h"
 
 namespace staticlm {
 
 // The slot of position p (p ≥ 0) in a cache of p.cache_slots slots.
-inline int64_t KvSlot(const OpParams& p, int64_t position) {
+STATICLM_HD inline int64_t KvSlot(const OpParams& p, int64_t position) {
   switch (p.cache_policy) {
     case CachePolicy::kStatic:
       return position;
@@ -32,7 +33,7 @@ struct AttendedSpans {
   int64_t cache_position = 0;
 };
 
-inline AttendedSpans Attended(const OpParams& p, int64_t position) {
+STATICLM_HD inline AttendedSpans Attended(const OpParams& p, int64_t position) {
   AttendedSpans a;
   switch (p.cache_policy) {
     case CachePolicy::kStatic:
@@ -55,7 +56,7 @@ inline AttendedSpans Attended(const OpParams& p, int64_t position) {
 
 // q4: positions below this are read from the quantized cache, the rest from the full-precision
 // rings. Only whole groups are quantized, when a step completes them.
-inline int64_t QuantizedEnd(const OpParams& p, int64_t step_end) {
+STATICLM_HD inline int64_t QuantizedEnd(const OpParams& p, int64_t step_end) {
   return p.kv_group > 0 ? step_end / p.kv_group * p.kv_group : step_end;
 }
 

@@ -5,22 +5,24 @@
 #include <cstdint>
 #include <cstring>
 
+#include "contract/hd.h"
+
 namespace staticlm::cpu {
 
-inline float BitsToFloat(uint32_t bits) {
+STATICLM_HD inline float BitsToFloat(uint32_t bits) {
   float f;
   std::memcpy(&f, &bits, sizeof(f));
   return f;
 }
 
-inline uint32_t FloatToBits(float f) {
+STATICLM_HD inline uint32_t FloatToBits(float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof(bits));
   return bits;
 }
 
 // IEEE 754 binary16 → binary32, exact for every input (subnormals, infinities, NaN).
-inline float HalfToFloat(uint16_t h) {
+STATICLM_HD inline float HalfToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu;
   uint32_t mantissa = h & 0x3ffu;
@@ -35,7 +37,7 @@ inline float HalfToFloat(uint16_t h) {
 }
 
 // binary32 → binary16 with round-to-nearest-even; overflow gives infinity.
-inline uint16_t FloatToHalf(float f) {
+STATICLM_HD inline uint16_t FloatToHalf(float f) {
   uint32_t bits = FloatToBits(f);
   uint32_t sign = (bits >> 16) & 0x8000u;
   uint32_t abs_bits = bits & 0x7fffffffu;
@@ -54,7 +56,7 @@ inline uint16_t FloatToHalf(float f) {
 }
 
 // bfloat16 is the top half of a binary32.
-inline float BFloat16ToFloat(uint16_t b) {
+STATICLM_HD inline float BFloat16ToFloat(uint16_t b) {
   return BitsToFloat(static_cast<uint32_t>(b) << 16);
 }
 

@@ -1,0 +1,194 @@
+// kAttention of decode steps (one row, or rows that are sequences; prefill chunks are
+// attention_prefill.cu's), every cache policy and type (kv_access.h reads each). A block of 4 warps
+// per (split, query head, row): the row's attended positions (the sinks, then the recent span) are
+// cut into `splits` equal parts; in its part each warp takes every 4th position, a lane per 32nd
+// dim, scoring with a warp sum and folding the value into an online softmax (MergeSoftmax,
+// kernel_math.h). The warps' partials merge in shared memory. With one split the block writes
+// the output; with several (flash-decoding over the cache length) it writes its partial into
+// the op's scores scratch and CombineKernel merges the splits.
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/kernel_math.h"
+#include "backends/cuda/kernels/kv_access.h"
+
+namespace staticlm::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxDimsPerLane = 8;  // head_dim ≤ 256 (plan validation)
+constexpr int kMaxSplits = 32;
+constexpr int kPositionsPerSplit = 128;  // the least work worth a split of its own
+
+struct AttentionArgs {
+  const float* q;
+  float* out;
+  float* scratch;  // the op's scores tensor: (rows ·) heads × cache_slots floats
+  SequencedKv cache;
+  RowForm form;
+  int32_t splits;
+};
+
+// A partial result as stored for CombineKernel: max, sum, then head_dim value sums.
+__device__ float* PartialAt(const AttentionArgs& a, int32_t r, int32_t h, int32_t split) {
+  const OpParams& p = a.cache.first.params;
+  return a.scratch + (static_cast<int64_t>(r) * p.n_heads + h) * p.cache_slots +
+         static_cast<int64_t>(split) * (p.head_dim + 2);
+}
+
+// The query in shared memory: as it is, and rotated to its position inside the cache for the
+// sinks (StreamingLLM; ref::RotateQuery), both in the Hadamard basis for q8 caches.
+__device__ void LoadQuery(const float* qh, const OpParams& p, const AttendedSpans& span,
+                          int64_t position, float* q, float* q_sink) {
+  const int32_t hd = p.head_dim;
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) q[d] = qh[d];
+  if (span.sink_end > 0) {
+    for (int32_t i = threadIdx.x; i < hd / 2; i += blockDim.x) {
+      RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
+    }
+  }
+  __syncthreads();
+  if (p.kv_quant == KvQuant::kQ8) {
+    Hadamard<false>(q, hd);
+    if (span.sink_end > 0) Hadamard<false>(q_sink, hd);
+  }
+}
+
+// Merges the partials (max, sum, acc) of `count` sources into lane-owned dims of the result.
+struct Folded {
+  SoftmaxPartial s;
+  float acc[kMaxDimsPerLane];
+};
+
+__device__ void Fold(Folded* f, SoftmaxPartial b, const float* b_acc, int32_t hd, int lane) {
+  float fa = 0.0f, fb = 0.0f;
+  MergeSoftmax(&f->s, b, &fa, &fb);
+  for (int j = 0; j < kMaxDimsPerLane; ++j) {
+    const int32_t d = lane + 32 * j;
+    if (d < hd) f->acc[j] = f->acc[j] * fa + b_acc[d] * fb;
+  }
+}
+
+// out = acc / sum for head h of row r (rotated back from the Hadamard basis for q8).
+__device__ void WriteOutput(const Folded& f, float* o, int32_t hd, bool hadamard, float* buffer) {
+  const int lane = threadIdx.x % 32;
+  for (int j = 0; j < kMaxDimsPerLane; ++j) {
+    const int32_t d = lane + 32 * j;
+    if (d < hd && threadIdx.x < 32) buffer[d] = f.acc[j] / f.s.sum;
+  }
+  __syncthreads();
+  if (hadamard) Hadamard<false>(buffer, hd);
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
+}
+
+__global__ void AttentionKernel(AttentionArgs a, const StepValues* step) {
+  __shared__ float q[256], q_sink[256], warp_acc[kWarps][256];
+  __shared__ SoftmaxPartial warp_s[kWarps];
+  const int32_t split = blockIdx.x, h = blockIdx.y, r = blockIdx.z;
+  if (r >= StepRows(step, a.form)) return;
+  const int64_t position = RowPosition(step, a.form, r);
+  const int64_t step_end = a.form.batched ? position + 1 : step->position + step->n_tokens;
+  const KvView c = a.cache.Of(RowSequence(step, a.form, r));
+  const OpParams& p = c.params;
+  const int32_t hd = p.head_dim, g = h / (p.n_heads / p.n_kv_heads);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const AttendedSpans span = Attended(p, position);
+  LoadQuery(a.q + (static_cast<int64_t>(r) * p.n_heads + h) * hd, p, span, position, q, q_sink);
+  const int64_t count = AttendedCount(span);
+  const int64_t chunk = (count + a.splits - 1) / a.splits;
+  const int64_t n_end = min(count, (split + 1) * chunk);
+  Folded f{{-INFINITY, 0.0f}, {}};
+  for (int64_t n = split * chunk + warp; n < n_end; n += kWarps) {
+    const int64_t t = AttendedPosition(span, n);
+    const float* qn = n < span.sink_end ? q_sink : q;
+    float dot = 0.0f;
+    for (int32_t d = lane; d < hd; d += 32) dot += qn[d] * KvLoadKey(c, step_end, t, g, d);
+    float fa = 0.0f, fb = 0.0f;
+    MergeSoftmax(&f.s, {WarpSum(dot) * p.scale, 1.0f}, &fa, &fb);
+    for (int j = 0; j < kMaxDimsPerLane; ++j) {
+      const int32_t d = lane + 32 * j;
+      if (d < hd) f.acc[j] = f.acc[j] * fa + KvLoadValue(c, step_end, t, g, d) * fb;
+    }
+  }
+  for (int j = 0; j < kMaxDimsPerLane; ++j) {
+    if (lane + 32 * j < hd) warp_acc[warp][lane + 32 * j] = f.acc[j];
+  }
+  if (lane == 0) warp_s[warp] = f.s;
+  __syncthreads();
+  Folded all{{-INFINITY, 0.0f}, {}};
+  for (int w = 0; w < kWarps; ++w) Fold(&all, warp_s[w], warp_acc[w], hd, lane);
+  float* o = a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd;
+  if (a.splits == 1) {
+    WriteOutput(all, o, hd, p.kv_quant == KvQuant::kQ8, q);
+    return;
+  }
+  float* part = PartialAt(a, r, h, split);
+  if (threadIdx.x < 32) {
+    for (int j = 0; j < kMaxDimsPerLane; ++j) {
+      if (lane + 32 * j < hd) part[2 + lane + 32 * j] = all.acc[j];
+    }
+    if (lane == 0) {
+      part[0] = all.s.max;
+      part[1] = all.s.sum;
+    }
+  }
+}
+
+// Block per (query head, row): merges the splits' partials and writes the output.
+__global__ void CombineKernel(AttentionArgs a, const StepValues* step) {
+  __shared__ float buffer[256];
+  const int32_t h = blockIdx.x, r = blockIdx.y;
+  if (r >= StepRows(step, a.form)) return;
+  const OpParams& p = a.cache.first.params;
+  const int32_t hd = p.head_dim;
+  Folded all{{-INFINITY, 0.0f}, {}};
+  for (int32_t s = 0; s < a.splits; ++s) {
+    const float* part = PartialAt(a, r, h, s);
+    Fold(&all, {part[0], part[1]}, part + 2, hd, threadIdx.x % 32);
+  }
+  WriteOutput(all, a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd, hd,
+              p.kv_quant == KvQuant::kQ8, buffer);
+}
+
+// Positions a query of this op attends to at most.
+int64_t MaxAttended(const OpParams& p) {
+  return p.cache_policy == CachePolicy::kStatic ? p.cache_slots : p.window;
+}
+
+// Splits of a decode step's attention: one per kPositionsPerSplit positions it may attend to,
+// at most kMaxSplits and as many partials as a scratch row of the scores tensor holds.
+int32_t DecodeSplits(const OpParams& p) {
+  const int64_t wanted = (MaxAttended(p) + kPositionsPerSplit - 1) / kPositionsPerSplit;
+  const int64_t room = p.cache_slots / (p.head_dim + 2);
+  int64_t splits = wanted < room ? wanted : room;
+  splits = splits < kMaxSplits ? splits : kMaxSplits;
+  return static_cast<int32_t>(splits > 1 ? splits : 1);
+}
+
+}  // namespace
+
+cudaError_t EnqueueAttention(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
+                             const StepValues* step, cudaStream_t stream) {
+  const OpParams& p = op.params;
+  // The cache tensors in KvLayout order: inputs 1, 2, then those after the scores (input 3).
+  uint32_t tensors[6] = {op.inputs[1], op.inputs[2], 0, 0, 0, 0};
+  for (int i = 2; i < GetKvLayout(p.kv_quant).count; ++i) tensors[i] = op.inputs[2 + i];
+  AttentionArgs a{TensorAt<const float>(plan, buffers, op.inputs[0]),
+                  TensorAt<float>(plan, buffers, op.outputs[0]),
+                  TensorAt<float>(plan, buffers, op.inputs[3]),
+                  CacheOf(plan, op, buffers, tensors),
+                  RowFormOf(plan, op),
+                  1};
+  if (!a.form.batched && a.form.max_rows > 1) {  // a prefill chunk: the tiled kernel
+    LaunchPrefillAttention(a.q, a.out, a.cache, a.form, step, stream);
+    return cudaPeekAtLastError();
+  }
+  a.splits = DecodeSplits(p);
+  const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(p.n_heads),
+                  static_cast<unsigned>(a.form.max_rows));
+  AttentionKernel<<<grid, 32 * kWarps, 0, stream>>>(a, step);
+  if (a.splits > 1) {
+    CombineKernel<<<dim3(p.n_heads, a.form.max_rows), 32, 0, stream>>>(a, step);
+  }
+  return cudaPeekAtLastError();
+}
+
+}  // namespace staticlm::cuda

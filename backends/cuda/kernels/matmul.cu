@@ -1,0 +1,208 @@
+// kMatMul, every weight type, with its fusions (contract/plan.h's MatMulLayout): up to three
+// weights sharing x, norm_input, silu_mul, accumulate. A warp computes one output column: its
+// lanes walk the weight row 32 consecutive elements at a time (one Q*_0/Q*_1 block, or one
+// K-quant sub-block, per step: coalesced reads) and decode each element once for a tile of
+// kRows rows of x. kRows = 1 is the matrix-vector kernel of decode steps; kRows = 8 the tiled
+// matrix-matrix kernel of prefill chunks, which reads and decodes the weights once per 8 rows.
+// Each is instantiated per weight type (kType), so that the decoder's type switch folds away;
+// kAnyType decodes by the runtime type, for fused weights of differing types. norm_input is
+// fused too, saving a launch: each warp computes its rows' RMS (a warp sum over x) and
+// normalises x as it reads it; the first block column also writes the normalised x, the op's
+// output.
+#include "backends/cuda/kernels/block_decode.h"
+#include "backends/cuda/kernels/common.cuh"
+#include "backends/cuda/kernels/kernel_math.h"
+
+namespace staticlm::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr int kAnyType = -1;
+
+struct Weight {
+  DType type;
+  const uint8_t* data;
+  uint64_t row_bytes;
+  int32_t n_out;
+  float* y;
+};
+
+struct MatMulArgs {
+  const float* x;
+  int32_t n_in;
+  Weight w[3];
+  bool silu_mul;             // w[0] and w[1] in one warp: y0 = silu(y0) · y1
+  float* acc;                // non-null: acc += y0
+  int32_t first_weight;      // blockIdx.z counts from this weight
+  const float* norm_weight;  // non-null: x is RMS-normalised (eps) with it first, into normed
+  float* normed;
+  float eps;
+  RowForm form;
+};
+
+// x as the products read it: as it is, or RMS-normalised (as ref::RmsNorm: x · inv_rms · w).
+template <int kRows>
+struct RowsOfX {
+  const float* x;
+  int32_t n_in;
+  int32_t rows_here;
+  const float* norm_weight;  // null: x as it is
+  float inv_rms[kRows];
+
+  __device__ float At(int r, int32_t i) const {
+    const float v = x[static_cast<int64_t>(r) * n_in + i];
+    return norm_weight == nullptr ? v : v * inv_rms[r] * norm_weight[i];
+  }
+};
+
+template <int kRows>
+__device__ RowsOfX<kRows> ReadRows(const MatMulArgs& a, int32_t first_row, int32_t rows_here) {
+  RowsOfX<kRows> x{
+      a.x + static_cast<int64_t>(first_row) * a.n_in, a.n_in, rows_here, a.norm_weight, {}};
+  if (a.norm_weight == nullptr) return x;
+  for (int r = 0; r < kRows; ++r) {
+    float sum_squares = 0.0f;
+    for (int32_t i = threadIdx.x % 32; r < rows_here && i < a.n_in; i += 32) {
+      const float v = x.x[static_cast<int64_t>(r) * a.n_in + i];
+      sum_squares += v * v;
+    }
+    sum_squares = WarpSum(sum_squares);
+    x.inv_rms[r] = 1.0f / sqrtf(sum_squares / static_cast<float>(a.n_in) + a.eps);
+  }
+  return x;
+}
+
+// Σ w[o, i] · x[r, i] for the tile's rows, in every lane.
+template <int kRows, int kType>
+__device__ void DotColumn(const Weight& w, int32_t o, const RowsOfX<kRows>& x, float sums[kRows]) {
+  const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
+  const DType type = kType == kAnyType ? w.type : static_cast<DType>(kType);
+  for (int r = 0; r < kRows; ++r) sums[r] = 0.0f;
+  for (int32_t i = threadIdx.x % 32; i < x.n_in; i += 32) {
+    const float value = DecodeElement(type, row, i);
+    for (int r = 0; r < kRows; ++r) {
+      if (r < x.rows_here) sums[r] += value * x.At(r, i);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) sums[r] = WarpSum(sums[r]);
+}
+
+// The normalised x, the op's output, written once: by the first warp of the first column.
+template <int kRows>
+__device__ void WriteNormed(const MatMulArgs& a, const RowsOfX<kRows>& x, int32_t first_row) {
+  if (a.normed == nullptr || blockIdx.x != 0 || blockIdx.z + a.first_weight != 0 ||
+      threadIdx.x >= 32) {
+    return;
+  }
+  for (int r = 0; r < x.rows_here; ++r) {
+    for (int32_t i = threadIdx.x; i < a.n_in; i += 32) {
+      a.normed[static_cast<int64_t>(first_row + r) * a.n_in + i] = x.At(r, i);
+    }
+  }
+}
+
+template <int kRows, int kType>
+__global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
+  const int32_t first_row = blockIdx.y * kRows;
+  const int32_t rows = StepRows(step, a.form);
+  const Weight& w = a.w[a.first_weight + blockIdx.z];
+  const int32_t o = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
+  if (first_row >= rows || o >= w.n_out) return;
+  const int32_t rows_here = rows - first_row < kRows ? rows - first_row : kRows;
+  const RowsOfX<kRows> x = ReadRows<kRows>(a, first_row, rows_here);
+  WriteNormed<kRows>(a, x, first_row);
+  float y[kRows], up[kRows];
+  DotColumn<kRows, kType>(w, o, x, y);
+  if (a.silu_mul) DotColumn<kRows, kType>(a.w[1], o, x, up);
+  if (threadIdx.x % 32 != 0) return;
+  for (int r = 0; r < rows_here; ++r) {
+    const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
+    if (a.silu_mul) {
+      a.w[1].y[at] = up[r];
+      y[r] = SiluMulValue(y[r], up[r]);
+    }
+    w.y[at] = y[r];
+    if (a.acc != nullptr) a.acc[at] += y[r];
+  }
+}
+
+template <int kType>
+void LaunchMatMul(const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
+                  cudaStream_t stream) {
+  const unsigned threads = 32 * kWarpsPerBlock;
+  if (a.form.max_rows == 1) {
+    MatMulKernel<1, kType><<<dim3(columns, 1, z), threads, 0, stream>>>(a, step);
+  } else {
+    MatMulKernel<8, kType>
+        <<<dim3(columns, Blocks(a.form.max_rows, 8), z), threads, 0, stream>>>(a, step);
+  }
+}
+
+// The kernel for weights of type t (kAnyType when the op's weights differ in type).
+void LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
+                   cudaStream_t stream) {
+  switch (t) {
+#define STATICLM_MATMUL_TYPE(type) \
+  case static_cast<int>(type):     \
+    return LaunchMatMul<static_cast<int>(type)>(a, columns, z, step, stream);
+    STATICLM_MATMUL_TYPE(DType::kF32)
+    STATICLM_MATMUL_TYPE(DType::kF16)
+    STATICLM_MATMUL_TYPE(DType::kBF16)
+    STATICLM_MATMUL_TYPE(DType::kQ4_0)
+    STATICLM_MATMUL_TYPE(DType::kQ4_1)
+    STATICLM_MATMUL_TYPE(DType::kQ5_0)
+    STATICLM_MATMUL_TYPE(DType::kQ5_1)
+    STATICLM_MATMUL_TYPE(DType::kQ8_0)
+    STATICLM_MATMUL_TYPE(DType::kQ4_K)
+    STATICLM_MATMUL_TYPE(DType::kQ5_K)
+    STATICLM_MATMUL_TYPE(DType::kQ6_K)
+#undef STATICLM_MATMUL_TYPE
+    default:
+      return LaunchMatMul<kAnyType>(a, columns, z, step, stream);
+  }
+}
+
+}  // namespace
+
+cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
+                          const StepValues* step, cudaStream_t stream) {
+  const OpParams& p = op.params;
+  const MatMulLayout layout = GetMatMulLayout(p);
+  MatMulArgs a{};
+  a.form = RowFormOf(plan, op);
+  a.x = TensorAt<const float>(plan, buffers, op.inputs[0]);
+  a.silu_mul = p.silu_mul;
+  a.acc = layout.acc_output >= 0 ? TensorAt<float>(plan, buffers, op.outputs[layout.acc_output])
+                                 : nullptr;
+  int32_t widest = 0;
+  for (int i = 0; i < layout.n_weights; ++i) {
+    const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
+    a.n_in = static_cast<int32_t>(w.shape[1]);
+    a.w[i] = {w.dtype, TensorAt<const uint8_t>(plan, buffers, op.inputs[1 + i]),
+              DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])),
+              static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, op.outputs[i])};
+    widest = a.w[i].n_out > widest ? a.w[i].n_out : widest;
+  }
+  if (p.norm_input) {
+    a.norm_weight = TensorAt<const float>(plan, buffers, op.inputs[layout.norm_weight_input]);
+    a.normed = TensorAt<float>(plan, buffers, op.outputs[layout.normed_output]);
+    a.eps = p.eps;
+  }
+  const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
+  const unsigned columns = Blocks(widest, kWarpsPerBlock);
+  bool same_type = true;
+  for (int i = 1; i < layout.n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
+  if (same_type || p.silu_mul) {
+    LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z, step,
+                  stream);
+  } else {  // weights of differing types (Q4_K with Q6_K): a launch each, each its own kernel
+    for (int i = 0; i < layout.n_weights; ++i) {
+      a.first_weight = i;
+      LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, kWarpsPerBlock), 1, step,
+                    stream);
+    }
+  }
+  return cudaPeekAtLastError();
+}
+
+}  // namespace staticlm::cuda
