@@ -25,4 +25,12 @@ Status MatchChatMl(std::string_view jinja, ChatParams* params);
 // the system text. kUnsupported for any other template.
 Status MatchGemma(std::string_view jinja, ChatParams* params);
 
+// Recognise Llama 3.x, Phi-3 and Mistral [INST] (v0.1 / v0.2) templates (shapes in
+// chat_template_match_families.cpp) and extract their parameters: Llama 3.1+'s system preamble
+// with the template's fallback date, whether Phi-3 leaves out an empty system message, whether
+// Mistral checks alternation. kUnsupported for any other template.
+Status MatchLlama3(std::string_view jinja, ChatParams* params);
+Status MatchPhi3(std::string_view jinja, ChatParams* params);
+Status MatchMistral(std::string_view jinja, ChatParams* params);
+
 }  // namespace staticlm::text
