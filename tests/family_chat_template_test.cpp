@@ -26,12 +26,16 @@ struct Family {
   const char* jinja;     // tests/reference/chat_templates/<jinja>.jinja
   const char* format;    // the ChatFormat it must be recognised as
   const char* bos_text;  // what {{ bos_token }} renders (transformers' text)
+  // The forced format renders as the real template (not for Qwen2.5: forced "chatml" has no
+  // default system message).
+  bool forced_equal;
 };
 
 constexpr Family kFamilies[] = {
-    {"llama", "llama3", "llama3", "<|begin_of_text|>"},
-    {"phi3", "phi3", "phi3", "<s>"},
-    {"mistral", "mistral", "mistral", "<s>"},
+    {"llama", "llama3", "llama3", "<|begin_of_text|>", true},
+    {"phi3", "phi3", "phi3", "<s>", true},
+    {"mistral", "mistral", "mistral", "<s>", true},
+    {"qwen2", "qwen2", "chatml", "", false},
 };
 
 std::string TemplateOfGguf(const Family& f) {
@@ -110,6 +114,7 @@ TEST_P(FamilyChatTemplateTest, RealTemplateFileIsRecognised) {
 
 TEST_P(FamilyChatTemplateTest, ForcedFormatRendersLikeTheRealTemplate) {
   const Family& f = GetParam();
+  if (!f.forced_equal) GTEST_SKIP() << f.format << " forced has no default system message";
   ChatTemplate t;
   ASSERT_TRUE(t.InitFormat(f.format, f.bos_text).ok());
   ExpectGoldenChats(t, GoldenOf(f), std::string(f.family) + " (forced " + f.format + ")");

@@ -139,10 +139,6 @@ TEST_P(FamilyGoldenTest, GreedyContinuationsMatchTransformers) {
 // "▁▁Hello"), none after a special token ("<s>[INST]": "<s>", "▁", "[INST]"), and "<unk>" not
 // parsed as the unknown token; qwen2, qwen3 and phi3 differ too.
 TEST_P(FamilyGoldenTest, TokenizationMatchesTransformers) {
-  const std::string family = std::get<0>(GetParam()).family;
-  if (family != "llama") {
-    GTEST_SKIP() << family << ": the GGUF tokenizer does not follow transformers yet (issue 14)";
-  }
   ASSERT_FALSE(golden_.tokenize.empty());
   for (const staticlm::test::FamilyTokenizeCase& c : golden_.tokenize) {
     EXPECT_EQ(Tokenize(c.text), c.ids_default) << "text \"" << c.text << "\"";

@@ -20,6 +20,10 @@ Status CanonicalizeJinja(std::string_view jinja, std::string* canonical);
 // system message, if any. kUnsupported for any other template.
 Status MatchChatMl(std::string_view jinja, ChatParams* params);
 
+// Recognises the canonical form of a Qwen2 / Qwen2.5 template (chat_template_match_qwen.cpp) as
+// ChatML and extracts its default system message. False for any other template.
+bool MatchQwenChatMl(std::string_view canonical, ChatParams* params);
+
 // Recognises a Gemma template (shapes in chat_template_match_gemma.cpp): whether it starts
 // with {{ bos_token }}, checks that roles alternate and trims content, and the separator after
 // the system text. kUnsupported for any other template.
