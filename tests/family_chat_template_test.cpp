@@ -26,8 +26,8 @@ struct Family {
   const char* jinja;     // tests/reference/chat_templates/<jinja>.jinja
   const char* format;    // the ChatFormat it must be recognised as
   const char* bos_text;  // what {{ bos_token }} renders (transformers' text)
-  // The forced format renders as the real template (not for Qwen2.5: forced "chatml" has no
-  // default system message).
+  // The forced format renders as the real template (not for Qwen2.5 and Qwen3: forced "chatml"
+  // has neither a default system message nor Qwen3's rewriting of <think> blocks).
   bool forced_equal;
 };
 
@@ -36,6 +36,7 @@ constexpr Family kFamilies[] = {
     {"phi3", "phi3", "phi3", "<s>", true},
     {"mistral", "mistral", "mistral", "<s>", true},
     {"qwen2", "qwen2", "chatml", "", false},
+    {"qwen3", "qwen3", "chatml", "", false},
 };
 
 std::string TemplateOfGguf(const Family& f) {

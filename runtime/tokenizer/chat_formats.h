@@ -5,8 +5,9 @@
 // parameters its recogniser extracted; adding a family is a row here and a recogniser.
 //
 //   chatml  <|im_start|>ROLE\nCONTENT<|im_end|>\n …, prompt <|im_start|>assistant\n
-//           (SmolLM2, Qwen). A system message is a turn of its own; some templates insert a
-//           default one when the conversation does not start with one (SmolLM2).
+//           (SmolLM2, Qwen2.5, Qwen3). A system message is a turn of its own; some templates
+//           insert a default one when the conversation does not start with one (SmolLM2,
+//           Qwen2.5); Qwen3's rewrites the <think> blocks of assistant turns.
 //   gemma   <start_of_turn>ROLE\nCONTENT<end_of_turn>\n …, the assistant's role written
 //           "model", prompt <start_of_turn>model\n (Gemma 2 and 3). No system role: a leading
 //           system message's text and "\n\n" open the first user turn. Roles must alternate
@@ -53,6 +54,9 @@ struct ChatParams {
   // date lines).
   std::string system_preamble;
   bool skips_empty_system = false;  // a system message with empty content is left out
+  // Qwen3: assistant turns before the last user message lose their <think> block; later ones
+  // are written with it normalised (chat_thinking.h).
+  bool rewrites_thinking = false;
 };
 
 struct ChatFormat {

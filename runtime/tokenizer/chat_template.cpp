@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/tokenizer/chat_thinking.h"
 #include "runtime/tokenizer/utf8.h"
 
 namespace staticlm {
@@ -107,6 +108,37 @@ Status CheckRole(const ChatFormat& f, const ChatParams& p, std::string_view role
   return Status::Ok();
 }
 
+// Qwen3: the index of the last user message that is not a tool response; n - 1 when none.
+size_t LastQueryIndex(const ChatMessage* msgs, size_t n) {
+  for (size_t k = n; k-- > 0;) {
+    const std::string_view c = msgs[k].content;
+    const bool tool_response = c.substr(0, 15) == "<tool_response>" && c.size() >= 16 &&
+                               c.substr(c.size() - 16) == "</tool_response>";
+    if (std::strcmp(msgs[k].role, "user") == 0 && !tool_response) return k;
+  }
+  return n - 1;
+}
+
+// Qwen3's assistant turn k: before the last query only the answer; after it, the last turn
+// (or one with reasoning) with its <think> block normalised.
+void PutThinkingTurn(BufferWriter* w, const ChatFormat& f, const ChatMessage* msgs, size_t n,
+                     size_t k, size_t last_query) {
+  const text::ThinkingSplit split = text::SplitThinking(msgs[k].content);
+  w->Put(f.turn_start);
+  w->Put(f.assistant_role);
+  w->Put(f.role_end);
+  if (k > last_query && (k == n - 1 || !split.reasoning.empty())) {
+    w->Put("<think>\n");
+    w->Put(text::StripNewlines(split.reasoning, true, true));
+    w->Put("\n</think>\n\n");
+    w->Put(text::StripNewlines(split.answer, true, false));
+  } else {
+    w->Put(split.answer);
+  }
+  w->Put(f.end_of_turn);
+  w->Put(f.after_turn);
+}
+
 // The turns of msgs[0 .. n), the first opening with `system_prefix` (and the separator) when
 // it is not null.
 Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const ChatMessage* msgs,
@@ -115,6 +147,10 @@ Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const
     const std::string_view role = msgs[k].role;
     STATICLM_RETURN_IF_ERROR(CheckRole(f, p, role, k));
     if (p.skips_empty_system && role == "system" && msgs[k].content[0] == '\0') continue;
+    if (p.rewrites_thinking && role == "assistant") {
+      PutThinkingTurn(w, f, msgs, n, k, LastQueryIndex(msgs, n));
+      continue;
+    }
     PutTurn(w, f, p, role, k == 0 ? system_prefix : nullptr, msgs[k].content);
   }
   return Status::Ok();

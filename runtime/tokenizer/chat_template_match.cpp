@@ -144,12 +144,6 @@ constexpr std::string_view kFirstBeforeLoop = "{%ifmessages[0]['role']!='system'
 constexpr std::string_view kSystemOpen = "{{'<|im_start|>system\n";
 constexpr std::string_view kSystemClose = "<|im_end|>\n'}}{%endif%}";
 
-bool Consume(std::string_view* s, std::string_view prefix) {
-  if (s->substr(0, prefix.size()) != prefix) return false;
-  s->remove_prefix(prefix.size());
-  return true;
-}
-
 // Consumes `condition` followed by the default-system block, storing its text.
 bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::string* text) {
   std::string_view rest = *s;
@@ -164,6 +158,12 @@ bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::
 }
 
 }  // namespace
+
+bool Consume(std::string_view* s, std::string_view prefix) {
+  if (s->substr(0, prefix.size()) != prefix) return false;
+  s->remove_prefix(prefix.size());
+  return true;
+}
 
 // Recognised (spaces, quote style, "-" trim markers and message.role vs message['role'] do
 // not matter; no literal text may sit between the tags):

@@ -16,12 +16,17 @@ namespace staticlm::text {
 // renders templates); any other text between tags is kUnsupported. Allocates.
 Status CanonicalizeJinja(std::string_view jinja, std::string* canonical);
 
+// Consumes `prefix` from the front of *s when *s starts with it; the recognisers' step over a
+// canonical template.
+bool Consume(std::string_view* s, std::string_view prefix);
+
 // Recognises a ChatML template (shapes in chat_template_match.cpp) and extracts its default
 // system message, if any. kUnsupported for any other template.
 Status MatchChatMl(std::string_view jinja, ChatParams* params);
 
-// Recognises the canonical form of a Qwen2 / Qwen2.5 template (chat_template_match_qwen.cpp) as
-// ChatML and extracts its default system message. False for any other template.
+// Recognises the canonical form of a Qwen2 / Qwen2.5 or Qwen3 template
+// (chat_template_match_qwen.cpp) as ChatML and extracts its default system message (Qwen2.5) or
+// thinking rewrite (Qwen3). False for any other template.
 bool MatchQwenChatMl(std::string_view canonical, ChatParams* params);
 
 // Recognises a Gemma template (shapes in chat_template_match_gemma.cpp): whether it starts

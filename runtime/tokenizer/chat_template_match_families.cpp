@@ -23,12 +23,6 @@ Status Unsupported(const char* family, const char* why) {
                        why);
 }
 
-bool Consume(std::string_view* s, std::string_view prefix) {
-  if (s->substr(0, prefix.size()) != prefix) return false;
-  s->remove_prefix(prefix.size());
-  return true;
-}
-
 bool Contains(std::string_view s, std::string_view piece) {
   return s.find(piece) != std::string_view::npos;
 }
