@@ -211,10 +211,11 @@ TEST(ChatFormatsGoldenTest, ContinuationCompletesTheGoldenRendering) {
 }
 
 TEST(ChatFormatsTest, TableNamesAndFamilies) {
-  EXPECT_STREQ(ChatFormatNames(), "chatml, gemma");
+  EXPECT_STREQ(ChatFormatNames(), "chatml, gemma, llama3, phi3, mistral");
   ASSERT_NE(FindChatFormat("chatml"), nullptr);
   ASSERT_NE(FindChatFormat("gemma"), nullptr);
-  EXPECT_EQ(FindChatFormat("llama3"), nullptr);
+  EXPECT_NE(FindChatFormat("llama3"), nullptr);
+  EXPECT_EQ(FindChatFormat("llama2"), nullptr);
   EXPECT_STREQ(ChatFormatOfFamily("gemma3")->name, "gemma");
   EXPECT_STREQ(ChatFormatOfFamily("qwen2")->name, "chatml");
   EXPECT_EQ(ChatFormatOfFamily("llama"), nullptr);
@@ -223,9 +224,10 @@ TEST(ChatFormatsTest, TableNamesAndFamilies) {
   EXPECT_EQ(FindChatFormat("gemma")->end_of_turn, "<end_of_turn>");
   EXPECT_EQ(FindChatFormat("chatml")->end_of_turn, "<|im_end|>");
   ChatTemplate t;
-  const Status s = t.InitFormat("llama3");
+  const Status s = t.InitFormat("llama2");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_STREQ(s.message(), "unknown chat format 'llama3': expected chatml, gemma");
+  EXPECT_STREQ(s.message(),
+               "unknown chat format 'llama2': expected chatml, gemma, llama3, phi3, mistral");
 }
 
 TEST(ChatFormatsTest, UnknownTemplatesAreNotMisformatted) {
@@ -313,15 +315,16 @@ TEST(ChatFormatsTest, NoTemplateNamesTheFamilysFormatAndTheFlag) {
   EXPECT_EQ(ChatError("gemma3", nullptr),
             "the model has no chat template (tokenizer.chat_template); its family (gemma3) uses "
             "\"gemma\": choose it with --chat-template gemma (staticlm_set_chat_format)");
-  EXPECT_EQ(ChatError("llama", nullptr),
-            "the model has no chat template (tokenizer.chat_template): choose a format with "
-            "--chat-template NAME (chatml, gemma; staticlm_set_chat_format)");
+  EXPECT_EQ(
+      ChatError("llama", nullptr),
+      "the model has no chat template (tokenizer.chat_template): choose a format with "
+      "--chat-template NAME (chatml, gemma, llama3, phi3, mistral; staticlm_set_chat_format)");
 }
 
 TEST(ChatFormatsTest, UnknownTemplateNamesTheFlag) {
   EXPECT_EQ(ChatError("llama", "{{ messages }}"),
             "the model's chat template (tokenizer.chat_template) is not one staticlm recognises "
-            "(chatml, gemma): choose a format with --chat-template NAME "
+            "(chatml, gemma, llama3, phi3, mistral): choose a format with --chat-template NAME "
             "(staticlm_set_chat_format)");
 }
 
@@ -386,7 +389,7 @@ TEST(ChatFormatsCApiTest, NoTemplateThenForcedFormat) {
 
   EXPECT_EQ(staticlm_set_chat_format(ctx.get(), "nope"), STATICLM_INVALID_ARGUMENT);
   EXPECT_STREQ(staticlm_last_error(ctx.get()),
-               "unknown chat format 'nope': expected chatml, gemma");
+               "unknown chat format 'nope': expected chatml, gemma, llama3, phi3, mistral");
   ASSERT_EQ(staticlm_set_chat_format(ctx.get(), "gemma"), STATICLM_OK);
   ASSERT_EQ(staticlm_chat_format(ctx.get(), &info), STATICLM_OK);
   EXPECT_STREQ(info.name, "gemma");

@@ -131,18 +131,11 @@ TEST_P(FamilyGoldenTest, GreedyContinuationsMatchTransformers) {
 }
 
 // The tokenizer the GGUF describes against transformers' on the folder's tokenizer: the tricky
-// texts (special-token text parsed as special) and the plain prompts. Runs for llama (Llama 3's
-// byte-level BPE, equal on every text). Skipped, with the reason, for the families whose GGUF
-// tokenizers do not follow transformers yet (issue 14, part 3; their tokenizer.json files do:
-// family_tokenizer_json_test). On 2026-11-25 mistral differs on 7 of 42 texts: no "▁" prefix
-// on a text that starts with a space (" Hello": SentencePiece, transformers and llama.cpp give
-// "▁▁Hello"), none after a special token ("<s>[INST]": "<s>", "▁", "[INST]"), and "<unk>" not
-// parsed as the unknown token; qwen2, qwen3 and phi3 differ too.
+// texts (special-token text parsed as special) and the plain prompts, for every family: Llama 3's
+// and Qwen2's byte-level BPE (Qwen2's NFC from the pre-tokenizer's name), and the SentencePiece
+// files of phi3 and mistral (a "▁" before every stretch, even after a leading space or a special
+// token; "<unk>" parsed; Phi-3's rstrip chat tokens).
 TEST_P(FamilyGoldenTest, TokenizationMatchesTransformers) {
-  const std::string family = std::get<0>(GetParam()).family;
-  if (family != "llama") {
-    GTEST_SKIP() << family << ": the GGUF tokenizer does not follow transformers yet (issue 14)";
-  }
   ASSERT_FALSE(golden_.tokenize.empty());
   for (const staticlm::test::FamilyTokenizeCase& c : golden_.tokenize) {
     EXPECT_EQ(Tokenize(c.text), c.ids_default) << "text \"" << c.text << "\"";

@@ -5,13 +5,25 @@
 // parameters its recogniser extracted; adding a family is a row here and a recogniser.
 //
 //   chatml  <|im_start|>ROLE\nCONTENT<|im_end|>\n …, prompt <|im_start|>assistant\n
-//           (SmolLM2, Qwen). A system message is a turn of its own; some templates insert a
-//           default one when the conversation does not start with one (SmolLM2).
+//           (SmolLM2, Qwen2.5, Qwen3). A system message is a turn of its own; some templates
+//           insert a default one when the conversation does not start with one (SmolLM2,
+//           Qwen2.5); Qwen3's rewrites the <think> blocks of assistant turns.
 //   gemma   <start_of_turn>ROLE\nCONTENT<end_of_turn>\n …, the assistant's role written
 //           "model", prompt <start_of_turn>model\n (Gemma 2 and 3). No system role: a leading
 //           system message's text and "\n\n" open the first user turn. Roles must alternate
 //           user, assistant, user, … (the template raises otherwise); content is trimmed as
 //           Jinja's `trim` does (Python's str.strip). The template starts with {{ bos_token }}.
+//   llama3  <|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|> …, prompt
+//           <|start_header_id|>assistant<|end_header_id|>\n\n (Llama 3.x Instruct). Starts with
+//           {{ bos_token }}; content is trimmed. Llama 3.1+ templates always open with a system
+//           turn whose text starts with a preamble ("Cutting Knowledge Date: …\nToday Date: …");
+//           Llama 3.0's has no such turn.
+//   phi3    <|ROLE|>\nCONTENT<|end|>\n …, prompt <|assistant|>\n (Phi-3 / Phi-3.5 mini). A system
+//           message with empty content is left out; without the generation prompt the
+//           conversation ends with the EOS token's text <|endoftext|>.
+//   mistral [INST] USER [/INST]ASSISTANT</s> … (Mistral 7B Instruct v0.1 / v0.2). No system
+//           role (the template raises), roles alternate, starts with {{ bos_token }}, no prompt
+//           after the last [/INST].
 #pragma once
 
 #include <cstdint>
@@ -25,6 +37,7 @@ namespace staticlm {
 enum class SystemMessageStyle : uint8_t {
   kOwnTurn,          // a turn like any other
   kFirstUserPrefix,  // its text and a separator open the first user turn
+  kNone,             // the template refuses a system message
 };
 
 // What one template of a family fixes that the row does not. Init only; allocates.
@@ -37,6 +50,13 @@ struct ChatParams {
   std::string default_system;
   // kFirstUserPrefix: what follows the system text, before the first user message's text.
   std::string system_separator;
+  // kOwnTurn: text opening every system turn's content (Llama 3.1+'s knowledge and today's
+  // date lines).
+  std::string system_preamble;
+  bool skips_empty_system = false;  // a system message with empty content is left out
+  // Qwen3: assistant turns before the last user message lose their <think> block; later ones
+  // are written with it normalised (chat_thinking.h).
+  bool rewrites_thinking = false;
 };
 
 struct ChatFormat {
@@ -49,12 +69,21 @@ struct ChatFormat {
   std::string_view end_of_turn;
   std::string_view after_turn;         // the text the template puts after end_of_turn
   std::string_view generation_prompt;  // opens the assistant's turn
+  // When not empty, a user turn is user_turn_start + CONTENT + user_turn_end instead of the
+  // turn_start / role / end_of_turn layout (Mistral's [INST] … [/INST]).
+  std::string_view user_turn_start;
+  std::string_view user_turn_end;
+  // Written after the last turn when there is no generation prompt (Phi-3's EOS text).
+  std::string_view end_without_prompt;
   SystemMessageStyle system;
   // The family's reference template, used when a format is forced on a model.
   bool starts_with_bos;
   bool alternates;
   bool trims_content;
   std::string_view system_separator;
+  std::string_view system_preamble;  // ChatParams::system_preamble of the reference template
+  bool always_system;                // a system turn even without a system message (Llama 3.1+)
+  bool skips_empty_system;
   // general.architecture values whose instruct models use this format, ", "-separated: only to
   // name the format when a file has no template (SmolLM2 is "llama", which has no one format).
   const char* families;
@@ -69,7 +98,7 @@ const ChatFormat* FindChatFormat(std::string_view name);
 // The row whose families include `architecture`, or nullptr.
 const ChatFormat* ChatFormatOfFamily(std::string_view architecture);
 
-// The names of every row, for messages: "chatml, gemma".
+// The names of every row, for messages: "chatml, gemma, llama3, phi3, mistral".
 const char* ChatFormatNames();
 
 // The parameters of `format`'s reference template (a forced format).

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/tokenizer/chat_thinking.h"
 #include "runtime/tokenizer/utf8.h"
 
 namespace staticlm {
@@ -67,6 +68,13 @@ std::string_view TrimPythonSpace(std::string_view s) {
 
 void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::string_view role,
              const char* prefix, std::string_view content) {
+  const std::string_view text = p.trims_content ? TrimPythonSpace(content) : content;
+  if (role == "user" && !f.user_turn_start.empty()) {
+    w->Put(f.user_turn_start);
+    w->Put(text);
+    w->Put(f.user_turn_end);
+    return;
+  }
   w->Put(f.turn_start);
   w->Put(role == "assistant" ? f.assistant_role : role);
   w->Put(f.role_end);
@@ -74,7 +82,59 @@ void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::str
     w->Put(prefix);
     w->Put(p.system_separator);
   }
-  w->Put(p.trims_content ? TrimPythonSpace(content) : content);
+  if (role == "system") w->Put(p.system_preamble);
+  w->Put(text);
+  w->Put(f.end_of_turn);
+  w->Put(f.after_turn);
+}
+
+// The template's own refusals: a system message where it has no system role, roles other than
+// user and assistant where it only has those (Mistral), roles that do not alternate.
+Status CheckRole(const ChatFormat& f, const ChatParams& p, std::string_view role, size_t k) {
+  if (f.system == SystemMessageStyle::kNone && role == "system") {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the chat template has no system role (chat format %s)", f.name);
+  }
+  if (!f.user_turn_start.empty() && role != "user" && role != "assistant") {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the chat template has only user and assistant roles (chat format %s)",
+                         f.name);
+  }
+  // The template's own test: a user message at every even index and only there.
+  if (p.alternates && (role == "user") != (k % 2 == 0)) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "chat roles must alternate user/assistant/user/assistant/...");
+  }
+  return Status::Ok();
+}
+
+// Qwen3: the index of the last user message that is not a tool response; n - 1 when none.
+size_t LastQueryIndex(const ChatMessage* msgs, size_t n) {
+  for (size_t k = n; k-- > 0;) {
+    const std::string_view c = msgs[k].content;
+    const bool tool_response = c.substr(0, 15) == "<tool_response>" && c.size() >= 16 &&
+                               c.substr(c.size() - 16) == "</tool_response>";
+    if (std::strcmp(msgs[k].role, "user") == 0 && !tool_response) return k;
+  }
+  return n - 1;
+}
+
+// Qwen3's assistant turn k: before the last query only the answer; after it, the last turn
+// (or one with reasoning) with its <think> block normalised.
+void PutThinkingTurn(BufferWriter* w, const ChatFormat& f, const ChatMessage* msgs, size_t n,
+                     size_t k, size_t last_query) {
+  const text::ThinkingSplit split = text::SplitThinking(msgs[k].content);
+  w->Put(f.turn_start);
+  w->Put(f.assistant_role);
+  w->Put(f.role_end);
+  if (k > last_query && (k == n - 1 || !split.reasoning.empty())) {
+    w->Put("<think>\n");
+    w->Put(text::StripNewlines(split.reasoning, true, true));
+    w->Put("\n</think>\n\n");
+    w->Put(text::StripNewlines(split.answer, true, false));
+  } else {
+    w->Put(split.answer);
+  }
   w->Put(f.end_of_turn);
   w->Put(f.after_turn);
 }
@@ -84,12 +144,14 @@ void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::str
 Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const ChatMessage* msgs,
                 size_t n, const char* system_prefix) {
   for (size_t k = 0; k < n; ++k) {
-    // The template's own test: a user message at every even index and only there.
-    if (p.alternates && (std::strcmp(msgs[k].role, "user") == 0) != (k % 2 == 0)) {
-      return Status::Error(StatusCode::kInvalidArgument,
-                           "chat roles must alternate user/assistant/user/assistant/...");
+    const std::string_view role = msgs[k].role;
+    STATICLM_RETURN_IF_ERROR(CheckRole(f, p, role, k));
+    if (p.skips_empty_system && role == "system" && msgs[k].content[0] == '\0') continue;
+    if (p.rewrites_thinking && role == "assistant") {
+      PutThinkingTurn(w, f, msgs, n, k, LastQueryIndex(msgs, n));
+      continue;
     }
-    PutTurn(w, f, p, msgs[k].role, k == 0 ? system_prefix : nullptr, msgs[k].content);
+    PutTurn(w, f, p, role, k == 0 ? system_prefix : nullptr, msgs[k].content);
   }
   return Status::Ok();
 }
@@ -171,7 +233,7 @@ Status ChatTemplate::FormatChat(const ChatMessage* msgs, size_t n, bool add_gene
     PutTurn(&w, *format_, params_, "system", nullptr, params_.default_system);
   }
   STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, system_prefix));
-  if (add_generation_prompt) w.Put(format_->generation_prompt);
+  w.Put(add_generation_prompt ? format_->generation_prompt : format_->end_without_prompt);
   return Finish(w, n_out);
 }
 
@@ -184,7 +246,7 @@ Status ChatTemplate::FormatContinuation(const ChatMessage* msgs, size_t n,
   BufferWriter w{out, cap};
   w.Put(format_->after_turn);  // what the template writes after the cached end-of-turn token
   STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, nullptr));
-  if (add_generation_prompt) w.Put(format_->generation_prompt);
+  w.Put(add_generation_prompt ? format_->generation_prompt : format_->end_without_prompt);
   return Finish(w, n_out);
 }
 

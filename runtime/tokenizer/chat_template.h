@@ -1,5 +1,6 @@
 // ChatTemplate: formats a conversation the way the model's own chat template does, for the
-// families of chat_formats.h (ChatML, Gemma).
+// families of chat_formats.h (ChatML, Gemma, Llama 3, Phi-3,
+// Mistral [INST]).
 //
 // The model ships its template as Jinja text (tokenizer.chat_template). Rather than run a
 // Jinja interpreter, Init recognises the template as one family's (chat_formats.h) and
@@ -42,8 +43,8 @@ class ChatTemplate {
   Status Init(std::string_view jinja, std::string_view bos_text = {});
 
   // Init only; allocates. Forces the reference format of the family `name` ("chatml",
-  // "gemma"): no default system message. kInvalidArgument for an unknown name, which leaves
-  // the object as it was.
+  // "gemma", "llama3", "phi3", "mistral"): the family's reference template. kInvalidArgument for an
+  // unknown name, which leaves the object as it was.
   Status InitFormat(std::string_view name, std::string_view bos_text = {});
 
   // Init only. Leaves the object without a format; FormatChat and FormatContinuation then

@@ -144,12 +144,6 @@ constexpr std::string_view kFirstBeforeLoop = "{%ifmessages[0]['role']!='system'
 constexpr std::string_view kSystemOpen = "{{'<|im_start|>system\n";
 constexpr std::string_view kSystemClose = "<|im_end|>\n'}}{%endif%}";
 
-bool Consume(std::string_view* s, std::string_view prefix) {
-  if (s->substr(0, prefix.size()) != prefix) return false;
-  s->remove_prefix(prefix.size());
-  return true;
-}
-
 // Consumes `condition` followed by the default-system block, storing its text.
 bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::string* text) {
   std::string_view rest = *s;
@@ -165,6 +159,12 @@ bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::
 
 }  // namespace
 
+bool Consume(std::string_view* s, std::string_view prefix) {
+  if (s->substr(0, prefix.size()) != prefix) return false;
+  s->remove_prefix(prefix.size());
+  return true;
+}
+
 // Recognised (spaces, quote style, "-" trim markers and message.role vs message['role'] do
 // not matter; no literal text may sit between the tags):
 //   {% for message in messages %}
@@ -174,12 +174,13 @@ bool ConsumeDefaultSystem(std::string_view* s, std::string_view condition, std::
 //   {% endfor %}
 //   {% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}
 // and the same with the default-system block before the loop, conditioned on
-// messages[0]['role'] != 'system'.
+// messages[0]['role'] != 'system'; and Qwen2.5's template (MatchQwenChatMl).
 Status MatchChatMl(std::string_view jinja, ChatParams* params) {
   *params = ChatParams();
   if (jinja.empty()) return Unsupported("the template is empty");
   std::string canonical;
   STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
+  if (MatchQwenChatMl(canonical, params)) return Status::Ok();
   std::string_view s = canonical;
   std::string* text = &params->default_system;
   bool has_default = ConsumeDefaultSystem(&s, kFirstBeforeLoop, text);

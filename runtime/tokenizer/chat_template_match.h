@@ -16,13 +16,30 @@ namespace staticlm::text {
 // renders templates); any other text between tags is kUnsupported. Allocates.
 Status CanonicalizeJinja(std::string_view jinja, std::string* canonical);
 
+// Consumes `prefix` from the front of *s when *s starts with it; the recognisers' step over a
+// canonical template.
+bool Consume(std::string_view* s, std::string_view prefix);
+
 // Recognises a ChatML template (shapes in chat_template_match.cpp) and extracts its default
 // system message, if any. kUnsupported for any other template.
 Status MatchChatMl(std::string_view jinja, ChatParams* params);
+
+// Recognises the canonical form of a Qwen2 / Qwen2.5 or Qwen3 template
+// (chat_template_match_qwen.cpp) as ChatML and extracts its default system message (Qwen2.5) or
+// thinking rewrite (Qwen3). False for any other template.
+bool MatchQwenChatMl(std::string_view canonical, ChatParams* params);
 
 // Recognises a Gemma template (shapes in chat_template_match_gemma.cpp): whether it starts
 // with {{ bos_token }}, checks that roles alternate and trims content, and the separator after
 // the system text. kUnsupported for any other template.
 Status MatchGemma(std::string_view jinja, ChatParams* params);
+
+// Recognise Llama 3.x, Phi-3 and Mistral [INST] (v0.1 / v0.2) templates (shapes in
+// chat_template_match_families.cpp) and extract their parameters: Llama 3.1+'s system preamble
+// with the template's fallback date, whether Phi-3 leaves out an empty system message, whether
+// Mistral checks alternation. kUnsupported for any other template.
+Status MatchLlama3(std::string_view jinja, ChatParams* params);
+Status MatchPhi3(std::string_view jinja, ChatParams* params);
+Status MatchMistral(std::string_view jinja, ChatParams* params);
 
 }  // namespace staticlm::text

@@ -30,12 +30,6 @@ Status Unsupported(const char* why) {
   return Status::Error(StatusCode::kUnsupported, "chat template not recognised as Gemma: %s", why);
 }
 
-bool Consume(std::string_view* s, std::string_view prefix) {
-  if (s->substr(0, prefix.size()) != prefix) return false;
-  s->remove_prefix(prefix.size());
-  return true;
-}
-
 // Consumes "{%setfirst_user_prefix=" + source + "+'SEP'%}", storing SEP.
 bool ConsumePrefixSet(std::string_view* s, std::string_view source, std::string* separator) {
   std::string_view rest = *s;

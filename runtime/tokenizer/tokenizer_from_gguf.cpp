@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "runtime/gguf/gguf_file.h"
+#include "runtime/tokenizer/token_type.h"
 
 namespace staticlm {
 
@@ -13,6 +14,25 @@ Status ReadOptionalId(const gguf::GgufFile& file, std::string_view key, int32_t*
   *id = -1;
   if (file.FindKey(key) == nullptr) return Status::Ok();
   return file.GetI32(key, id);
+}
+
+// Phi-3's files mark their chat tokens (<|user|>, <|end|>, …) and </s> rstrip in
+// tokenizer.json, which GGUF does not carry: like llama.cpp, every special token of a phi3
+// file but <unk>, <s> and <|endoftext|> swallows the whitespace after it.
+void SetPhi3StripFlags(TokenizerSpec* spec) {
+  if (spec->architecture != "phi3" || !spec->token_flags.empty() ||
+      spec->token_types.size() != spec->tokens.size()) {
+    return;
+  }
+  spec->token_flags.assign(spec->tokens.size(), 0);
+  for (size_t i = 0; i < spec->tokens.size(); ++i) {
+    const auto type = static_cast<TokenType>(spec->token_types[i]);
+    const std::string_view t = spec->tokens[i];
+    const bool special = type == TokenType::kControl || type == TokenType::kUserDefined ||
+                         type == TokenType::kUnknown;
+    const bool kept = t == "<unk>" || t == "<s>" || t == "<|endoftext|>";
+    if ((special || t == "</s>") && !kept) spec->token_flags[i] = kTokenRstrip;
+  }
 }
 
 }  // namespace
@@ -47,6 +67,10 @@ Status ReadTokenizerSpec(const gguf::GgufFile& file, TokenizerSpec* spec) {
   if (file.FindKey("tokenizer.ggml.add_bos_token") != nullptr) {
     STATICLM_RETURN_IF_ERROR(file.GetBool("tokenizer.ggml.add_bos_token", &spec->add_bos));
   }
+  // Qwen2's tokenizer.json (Qwen2, Qwen2.5, Qwen3) NFC-normalizes before splitting; the GGUF
+  // keeps only the pre-tokenizer's name.
+  spec->nfc = spec->pre == "qwen2";
+  SetPhi3StripFlags(spec);
   return Status::Ok();
 }
 

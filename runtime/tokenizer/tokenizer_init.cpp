@@ -204,7 +204,9 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
         DecodeTokenBytes(i, type, t, &bytes_[bytes_pos], total - bytes_pos, &decoded);
     STATICLM_RETURN_IF_ERROR(decoded);
     if (type == TokenType::kNormal) attrs_[i] |= kAttrNormal;
-    if (type == TokenType::kControl) attrs_[i] |= kAttrControl;
+    // The unknown token's text ("<unk>") is parsed as that token, as llama.cpp and
+    // transformers (where it is a special added token) do.
+    if (type == TokenType::kControl || type == TokenType::kUnknown) attrs_[i] |= kAttrControl;
     if (type == TokenType::kUserDefined) attrs_[i] |= kAttrUserDefined;
     const uint8_t flags = spec.token_flags.empty() ? 0 : spec.token_flags[i];
     if ((flags & kTokenLstrip) != 0) attrs_[i] |= kAttrLstrip;

@@ -40,8 +40,13 @@ Status Tokenizer::InitSpm(const TokenizerSpec& spec, size_t max_text_bytes) {
     space_prefix_ = spec.space_prefix;
     prefix_always_added_ = spec.prefix_always_added;
     split_at_metaspace_ = spec.split_at_metaspace;
+  } else if (!gemma && spec.add_space_prefix) {
+    // As llama.cpp and transformers' Prepend normalizer do: "▁" opens the text and every
+    // stretch after a special token, even one that starts with a space (" Hello": "▁▁Hello").
+    space_prefix_ = SpacePrefix::kAlways;
+    prefix_always_added_ = true;
   } else {
-    space_prefix_ = !gemma && spec.add_space_prefix ? SpacePrefix::kFirst : SpacePrefix::kNever;
+    space_prefix_ = SpacePrefix::kNever;
   }
   normalized_.assign(text::kMetaSpace.size() * (max_text_bytes + 1), 0);
   if (!spec.merges.empty()) return InitSpmMerges(spec, max_text_bytes);

@@ -34,7 +34,11 @@ staticlm_context* CreateContextOrReport(const char* model, const staticlm_limits
 bool ChatFormatOrReport(staticlm_context* ctx, const char* forced,
                         staticlm_chat_format_info* info) {
   staticlm_status s = forced != nullptr ? staticlm_set_chat_format(ctx, forced) : STATICLM_OK;
-  if (s == STATICLM_OK) s = staticlm_chat_format(ctx, info);
+  if (s != STATICLM_OK) {  // an unknown name: say which flag gave it
+    std::fprintf(stderr, "staticlm: --chat-template %s: %s\n", forced, staticlm_last_error(ctx));
+    return false;
+  }
+  s = staticlm_chat_format(ctx, info);
   if (s != STATICLM_OK) std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
   return s == STATICLM_OK;
 }
