@@ -38,6 +38,7 @@ endforeach()
 
 # What the objects need from the system; a static consumer links these itself (the CMake
 # package and staticlm.pc's Libs.private name them).
+find_package(Threads REQUIRED)
 set(STATICLM_SYSTEM_LIBS Threads::Threads ${CMAKE_DL_LIBS})
 set(STATICLM_PC_LIBS_PRIVATE "-lstdc++ -lm -pthread")
 foreach(lib IN LISTS CMAKE_DL_LIBS)
@@ -47,7 +48,9 @@ set(STATICLM_CONFIG_DEPENDENCIES "find_dependency(Threads)")
 if(STATICLM_HAVE_CUDA)
   # The CUDA backend links the static CUDA runtime (backends/cuda); it needs librt and libdl.
   list(APPEND STATICLM_SYSTEM_LIBS CUDA::cudart_static)
-  string(APPEND STATICLM_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
+  get_target_property(STATICLM_CUDART_STATIC CUDA::cudart_static IMPORTED_LOCATION)
+  get_filename_component(STATICLM_CUDART_DIR "${STATICLM_CUDART_STATIC}" DIRECTORY)
+  string(APPEND STATICLM_PC_LIBS_PRIVATE " -L${STATICLM_CUDART_DIR} -lcudart_static -lrt")
   string(APPEND STATICLM_CONFIG_DEPENDENCIES "\nfind_dependency(CUDAToolkit)")
 endif()
 
@@ -57,7 +60,11 @@ set_target_properties(staticlm_shared PROPERTIES
   OUTPUT_NAME staticlm VERSION ${PROJECT_VERSION} SOVERSION ${STATICLM_ABI_VERSION}
   LINKER_LANGUAGE CXX LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/staticlm.map)
 target_link_options(staticlm_shared PRIVATE
-  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/staticlm.map" "LINKER:--no-undefined")
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/staticlm.map")
+if(NOT (STATICLM_SANITIZE OR STATICLM_TSAN OR STATICLM_FUZZ))
+  # Every symbol resolved at link time; sanitizer runtimes are resolved by the executable.
+  target_link_options(staticlm_shared PRIVATE "LINKER:--no-undefined")
+endif()
 
 add_library(staticlm_static STATIC ${STATICLM_OBJECTS})
 # The C++ runtime too, so that a C program links it with the C driver.
@@ -93,6 +100,7 @@ install(FILES ${CMAKE_BINARY_DIR}/staticlmConfig.cmake
 # The .pc file finds the prefix from its own place (${pcfiledir}), so the installed tree can be
 # moved, or installed with `cmake --install --prefix` other than the configured one.
 file(RELATIVE_PATH STATICLM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" STATICLM_PC_TO_PREFIX "${STATICLM_PC_TO_PREFIX}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/staticlm.pc.in ${CMAKE_BINARY_DIR}/staticlm.pc @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/staticlm.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
