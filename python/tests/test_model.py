@@ -102,5 +102,7 @@ def test_bench_returns_figures(model):
     assert figures["prefill_tokens_per_s"] > 0 and figures["decode_tokens_per_s"] > 0
     assert figures["decode_latency_ms"]["count"] == 8
     assert figures["ttft_ms_best"] <= figures["ttft_ms"]
-    assert figures["bytes_read_per_decode_step"] > 0
+    assert figures["decode_tokens_per_s_by_depth"]["16"] == figures["decode_tokens_per_s"]
+    assert figures["bytes_read_per_decode_step"]["16"] > 0
+    assert figures["sync_ms_per_token"] >= 0 and len(figures["reps"]) == 2
     assert figures["memory"]["total_bytes"] > figures["memory"]["kv_cache_bytes"] > 0

@@ -1,6 +1,8 @@
 """Model.bench(): the figures of `staticlm bench --json` that a loaded model can measure, under
 the same key names (bench/README.md): time to first token, prefill and decode speed, per-token
-decode latency, and the bytes a decode step reads. Timed around the C calls from Python, so
+decode latency, synchronisation time and the bytes a decode step reads. Decode is measured at
+one depth, right after the prompt (depth = prompt_tokens); "decode_tokens_per_s" repeats its
+figure at the top level. Timed around the C calls from Python, so
 each figure includes a few microseconds of ctypes overhead per call."""
 
 import ctypes
@@ -28,13 +30,14 @@ def _one_rep(model, tokens, gen_tokens, sampler):
     model._check(lib.staticlm_sample(model._ctx, ctypes.byref(sampler), ctypes.byref(token)))
     ttft_s = time.perf_counter() - start
     latencies = []
+    lib.staticlm_reset_sync_seconds(model._ctx)
     for _ in range(gen_tokens):
         step = time.perf_counter()
         model.decode(token.value)
         model._check(lib.staticlm_sample(model._ctx, ctypes.byref(sampler),
                                          ctypes.byref(token)))
         latencies.append(time.perf_counter() - step)
-    return prefill_s, ttft_s, latencies
+    return prefill_s, ttft_s, latencies, lib.staticlm_sync_seconds(model._ctx)
 
 
 def _summary(values_ms):
@@ -60,12 +63,14 @@ def run_bench(model, prompt_tokens, gen_tokens, reps):
     _one_rep(model, tokens, gen_tokens, greedy)  # warm-up, not recorded
     runs = [_one_rep(model, tokens, gen_tokens, greedy) for _ in range(reps)]
     model.reset()
-    latencies_ms = [s * 1e3 for _, _, steps in runs for s in steps]
-    decode_tps = [gen_tokens / sum(steps) for _, _, steps in runs]
-    prefill_tps = [prompt_tokens / prefill_s for prefill_s, _, _ in runs]
-    ttft_ms = [ttft_s * 1e3 for _, ttft_s, _ in runs]
+    latencies_ms = [s * 1e3 for _, _, steps, _ in runs for s in steps]
+    decode_tps = [gen_tokens / sum(steps) for _, _, steps, _ in runs]
+    prefill_tps = [prompt_tokens / prefill_s for prefill_s, _, _, _ in runs]
+    ttft_ms = [ttft_s * 1e3 for _, ttft_s, _, _ in runs]
+    sync_ms = [sync_s * 1e3 / gen_tokens for _, _, _, sync_s in runs]
     cost = StepCost()
-    lib.staticlm_step_cost_get(model._ctx, 1, 0, ctypes.byref(cost))
+    lib.staticlm_step_cost_get(model._ctx, 1, prompt_tokens, ctypes.byref(cost))
+    depth = str(prompt_tokens)
     return {
         "staticlm_version": lib.staticlm_version().decode(),
         "backend": model.backend,
@@ -79,10 +84,14 @@ def run_bench(model, prompt_tokens, gen_tokens, reps):
         "prefill_tokens_per_s": statistics.median(prefill_tps),
         "prefill_tokens_per_s_best": max(prefill_tps),
         "decode_tokens_per_s": statistics.median(decode_tps),
-        "decode_tokens_per_s_best": max(decode_tps),
+        "decode_tokens_per_s_by_depth": {depth: statistics.median(decode_tps)},
+        "decode_tokens_per_s_best_by_depth": {depth: max(decode_tps)},
         "decode_latency_ms": _summary(latencies_ms),
-        "bytes_read_per_decode_step": cost.bytes_read,
+        "bytes_read_per_decode_step": {depth: cost.bytes_read},
+        "sync_ms_per_token": statistics.median(sync_ms),
+        "planned_bytes": model.memory()["total_bytes"],
         "memory": model.memory(),
-        "reps": [{"ttft_ms": t, "prefill_tokens_per_s": p, "decode_tokens_per_s": d}
-                 for t, p, d in zip(ttft_ms, prefill_tps, decode_tps)],
+        "reps": [{"ttft_ms": t, "prefill_tokens_per_s": p, "sync_ms_per_token": y,
+                  "decode_tokens_per_s_by_depth": {depth: d}}
+                 for t, p, d, y in zip(ttft_ms, prefill_tps, decode_tps, sync_ms)],
     }

@@ -21,6 +21,7 @@ class Model:
 
     def __init__(self, path, ctx=2048, backend="cpu", threads=1, kv_type="f16",
                  max_prompt_bytes=16384, chat_format=None):
+        self._ctx = None  # before anything can fail: __del__ looks at it
         limits = Limits()
         lib.staticlm_limits_default(ctypes.byref(limits))
         limits.max_context = ctx
@@ -30,7 +31,6 @@ class Model:
         if kv_type not in KV_TYPES:
             raise ValueError(f"kv_type must be one of {sorted(KV_TYPES)}")
         limits.kv_type = KV_TYPES[kv_type]
-        self._ctx = None
         error = ctypes.create_string_buffer(512)
         handle = ctypes.c_void_p()
         status = lib.staticlm_create(str(path).encode(), ctypes.byref(limits),
