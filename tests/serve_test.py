@@ -100,6 +100,24 @@ def check_answers(port, cli, model):
     return want
 
 
+def check_openai_client(port, want):
+    """The README's openai client example, where the package is installed (pip install openai)."""
+    try:
+        from openai import OpenAI
+    except ImportError:
+        print("skipped: the openai package is not installed (curl covered the same requests)")
+        return
+    client = OpenAI(base_url="http://127.0.0.1:%d/v1" % port, api_key="none")
+    request = dict(model="staticlm", temperature=0, max_tokens=TOKENS,
+                   messages=[{"role": "user", "content": QUESTION}])
+    got = client.chat.completions.create(**request).choices[0].message.content
+    check(got == want, "openai client: %r, the CLI says %r" % (got, want))
+    got = "".join(c.choices[0].delta.content or ""
+                  for c in client.chat.completions.create(stream=True, **request))
+    check(got == want, "openai client, streamed: %r, the CLI says %r" % (got, want))
+    print("ok: the openai client's answers equal the CLI's (streamed and not)")
+
+
 def check_prefix_reuse(port, answer):
     messages = [{"role": "user", "content": QUESTION}, {"role": "assistant", "content": answer},
                 {"role": "user", "content": "Another one."}]
@@ -132,11 +150,14 @@ def check_concurrency(port):
 
 def check_busy(port):
     """Holds every session with a long stream, then one more request must get 503."""
+    # Greedy text of this prompt runs past 240 tokens without an end token (seconds), so the
+    # holding streams are still generating when the extra request comes.
     streams = []
     for _ in range(SESSIONS):
         p = subprocess.Popen(
             ["curl", "-sS", "-N", "-H", "Content-Type: application/json", "--data-binary",
-             json.dumps({"prompt": PROMPT, "max_tokens": 200, "temperature": 0, "stream": True}),
+             json.dumps({"prompt": "Once upon a time", "max_tokens": 240, "temperature": 0,
+                        "stream": True}),
              "http://127.0.0.1:%d/v1/completions" % port], stdout=subprocess.PIPE)
         first = p.stdout.readline().decode()  # the first event: the session is generating
         check(first.startswith("data: {"), "a holding stream began with %r" % first)
@@ -185,6 +206,7 @@ def main():
         status, _, body = curl(port, "GET", "/v1/models")
         check(status == 200 and json.loads(body)["data"][0]["id"] in model, "/v1/models: " + body)
         answer = check_answers(port, cli, model)
+        check_openai_client(port, answer)
         check_prefix_reuse(port, answer)
         check_concurrency(port)
         check_busy(port)

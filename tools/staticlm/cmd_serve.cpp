@@ -172,6 +172,8 @@ int ServeCommand(int argc, char** argv) {
   g_server = &http;
   std::signal(SIGINT, StopOnSignal);
   std::signal(SIGTERM, StopOnSignal);
+  std::signal(SIGPIPE,
+              SIG_IGN);  // a client that goes away mid-stream is a failed write, not an exit
   alloc_counter::Start();
   {
     driver_scope::Scope http_layer;  // the listener and every thread it starts count apart
