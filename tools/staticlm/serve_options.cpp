@@ -10,7 +10,6 @@ namespace staticlm::cli {
 namespace {
 
 bool ParseValueFlag(const char* flag, const char* value, ServeOptions* o) {
-  staticlm_limits& l = o->limits;
   if (!std::strcmp(flag, "--model")) {
     o->model = value;
     return true;
@@ -26,12 +25,8 @@ bool ParseValueFlag(const char* flag, const char* value, ServeOptions* o) {
   if (!std::strcmp(flag, "--port")) return ParseI32(flag, value, 0, 65535, &o->port);
   if (!std::strcmp(flag, "--sessions")) return ParseI32(flag, value, 1, 256, &o->sessions);
   if (!std::strcmp(flag, "--max-tokens")) return ParseI32(flag, value, 1, 1 << 16, &o->max_tokens);
-  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
-    return ParseI32(flag, value, 1, 256, &l.threads);
-  if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, 1, 1 << 24, &l.max_context);
-  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
-  if (!std::strcmp(flag, "--max-prompt-bytes"))
-    return ParseI32(flag, value, 1, 1 << 26, &l.max_prompt_bytes);
+  FlagResult size = ParseSizeFlag(flag, value, &o->limits);
+  if (size != FlagResult::kNotMine) return size == FlagResult::kParsed;
   std::fprintf(stderr, "staticlm: unknown serve option '%s' (see staticlm help)\n", flag);
   return false;
 }
