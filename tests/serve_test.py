@@ -5,8 +5,8 @@ Starts the server on a free port (--port 0, the bound port read back from its fi
 checks: completions and chat completions, streamed (server-sent events) and not, equal the CLI's
 greedy text for the same prompt (the CLI is run here, nothing is hard-coded); concurrent
 requests up to --sessions succeed; one more while all are busy gets 503 with Retry-After;
-malformed JSON and a prompt over the context get 400 with a message; /health answers after
-every bad request and reports no heap allocation on the generation path.
+malformed JSON and a prompt over the context get 400 with a message; a client that goes away
+mid-stream gives its session back; /health answers after every bad request and reports no heap allocation on the generation path.
 
 usage: serve_test.py STATICLM_CLI MODEL
 """
@@ -14,6 +14,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 
 SESSIONS = 2
 CTX = 256
@@ -174,6 +175,22 @@ def check_busy(port):
     print("ok: request %d got 503 with Retry-After" % (SESSIONS + 1))
 
 
+def check_disconnect(port):
+    """A client that goes away mid-stream: the server stays up and the session comes back."""
+    p = subprocess.Popen(
+        ["curl", "-sS", "-N", "-H", "Content-Type: application/json", "--data-binary",
+         json.dumps({"prompt": "Once upon a time", "max_tokens": 240, "stream": True}),
+         "http://127.0.0.1:%d/v1/completions" % port], stdout=subprocess.PIPE)
+    check(p.stdout.readline().startswith(b"data: {"), "the stream did not start")
+    p.kill()
+    p.wait()
+    start = time.time()
+    while healthy(port, "a client went away")["busy"] != 0:
+        check(time.time() - start < 60, "the session of a gone client was not given back")
+        time.sleep(0.05)
+    print("ok: a gone client's session came back after %.2f s" % (time.time() - start))
+
+
 def check_bad_requests(port):
     cases = [
         ("malformed JSON", "/v1/chat/completions", '{"messages": [', "JSON"),
@@ -210,6 +227,7 @@ def main():
         check_prefix_reuse(port, answer)
         check_concurrency(port)
         check_busy(port)
+        check_disconnect(port)
         check_bad_requests(port)
         health = healthy(port, "everything")
         check(health["busy"] == 0, "sessions still busy: %r" % health)

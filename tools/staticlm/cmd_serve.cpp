@@ -116,7 +116,8 @@ class Server {
         [s, meta](size_t, httplib::DataSink& sink) { return WriteSseStream(s, meta, sink); },
         // Runs however the response ended (a client that went away too): the session is
         // given back only once its worker is done with it.
-        [this, s, r](bool) {
+        [this, s, r](bool success) {
+          if (!success) s->Cancel();
           s->WaitDone();
           pool_->Release(s, HeldKey(*r, s));
         });

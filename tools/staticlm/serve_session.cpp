@@ -51,6 +51,7 @@ void Session::Submit(const ServeJob& job) {
     job_ = job;
     phase_ = JobPhase::kQueued;
     text_bytes_ = 0;
+    cancel_.store(false);
     result_ = JobResult{};
     error_[0] = '\0';
   }
@@ -172,7 +173,7 @@ void Session::RunJob() {
   GenerationStats stats;
   staticlm_status s =
       Generate(ctx_, prompt_tokens_.get() + reused, n_prompt - reused, job_.sampler,
-               job_.max_tokens, generated_.get(), TextOutput{AppendText, this}, &stats);
+               job_.max_tokens, generated_.get(), TextOutput{AppendText, this, &cancel_}, &stats);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     result_.prompt_tokens = n_prompt;

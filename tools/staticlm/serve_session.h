@@ -8,6 +8,7 @@
 // of the conversation it last served), only the new tokens are prefilled.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -58,6 +59,8 @@ class Session {
   // sets `*done`. text()[0 .. length) does not change until the next Submit.
   size_t WaitText(size_t offset, bool* done);
   void WaitDone();
+  // Asks the running job to stop before its next token (its client went away).
+  void Cancel() { cancel_.store(true); }
   const char* text() const { return text_.get(); }
   size_t text_bytes();
   const char* error() const { return error_; }
@@ -84,6 +87,7 @@ class Session {
   std::condition_variable changed_;
   std::thread worker_;
   bool stopping_ = false;
+  std::atomic<bool> cancel_{false};
   JobPhase phase_ = JobPhase::kIdle;
   ServeJob job_;
   size_t text_bytes_ = 0;
