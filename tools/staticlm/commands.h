@@ -12,5 +12,6 @@ int BatchCommand(int argc, char** argv);
 int SoakCommand(int argc, char** argv);
 int TokenizeCommand(int argc, char** argv);
 int DetokenizeCommand(int argc, char** argv);
+int ServeCommand(int argc, char** argv);  // built with cpp-httplib only (STATICLM_SERVE)
 
 }  // namespace staticlm::cli

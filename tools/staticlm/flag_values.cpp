@@ -148,6 +148,22 @@ const char* KvName(staticlm_kv_type type) {
   return "?";
 }
 
+FlagResult ParseSizeFlag(const char* flag, const char* value, staticlm_limits* l) {
+  bool ok = false;
+  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t")) {
+    ok = ParseI32(flag, value, 1, 256, &l->threads);
+  } else if (!std::strcmp(flag, "--ctx")) {
+    ok = ParseI32(flag, value, 1, 1 << 24, &l->max_context);
+  } else if (!std::strcmp(flag, "--chunk")) {
+    ok = ParseI32(flag, value, 1, 1 << 16, &l->prefill_chunk);
+  } else if (!std::strcmp(flag, "--max-prompt-bytes")) {
+    ok = ParseI32(flag, value, 1, 1 << 26, &l->max_prompt_bytes);
+  } else {
+    return FlagResult::kNotMine;
+  }
+  return ok ? FlagResult::kParsed : FlagResult::kBad;
+}
+
 FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* limits) {
   bool ok = true;
   if (std::strcmp(flag, "--kv") == 0) {

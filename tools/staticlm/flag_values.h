@@ -35,6 +35,10 @@ enum class FlagResult { kParsed, kBad, kNotMine };
 // --window, --sinks. kBad after printing a one-line error; kNotMine for another flag.
 FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* limits);
 
+// The sizes of a context a command with flags of its own takes (soak, serve): --threads (-t),
+// --ctx, --chunk, --max-prompt-bytes. kBad after a one-line error; kNotMine for another flag.
+FlagResult ParseSizeFlag(const char* flag, const char* value, staticlm_limits* limits);
+
 // The argv loop of a command with flags of its own (bench, soak): argv[first..argc) through
 // ParseRunSwitch and ParseLimitFlag into `limits`, and every other flag with its value to
 // `own(flag, value)`, which returns false after printing one line for a flag it does not know.

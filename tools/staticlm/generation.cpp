@@ -56,6 +56,7 @@ staticlm_status Generate(staticlm_context* ctx, const int32_t* prompt, size_t n_
   char piece[256];
   double decode_start = NowSeconds();
   for (int32_t i = 0; i < max_tokens; ++i) {
+    if (output.cancel != nullptr && output.cancel->load(std::memory_order_relaxed)) break;
     int32_t token = 0;
     s = staticlm_sample(ctx, &sampler, &token);
     if (s != STATICLM_OK) return s;

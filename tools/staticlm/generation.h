@@ -3,6 +3,7 @@
 // buffers it is given, so it allocates nothing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -14,6 +15,8 @@ namespace staticlm::cli {
 struct TextOutput {
   void (*write)(void* user, const char* text, size_t bytes);
   void* user;
+  // When set and true, Generate stops before the next token (serve: the client went away).
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // A TextOutput that writes to stdout and flushes, so text streams as it is generated.

@@ -28,6 +28,9 @@ void PrintUsage(FILE* out) {
       "  tokenize [--json] TEXT  print the ids TEXT becomes, with each token's vocabulary\n"
       "           spelling (--json: {\"ids\", \"pieces\"}); TEXT comes last\n"
       "  detokenize [--json] IDS  print the text of comma-separated ids (1,2,3)\n"
+      "  serve    an OpenAI-compatible HTTP server on --sessions N fixed sessions\n"
+      "           (--host 127.0.0.1, --port 8080, 0 = any free port; --max-tokens N caps\n"
+      "           a request; also --model --ctx --chunk --threads --kv --backend ...)\n"
       "  help     print this text\n"
       "options (run, chat, inspect):\n"
       "  --model PATH         GGUF model (default: models/SmolLM2-135M-Instruct.Q4_1.gguf), or\n"
@@ -115,6 +118,9 @@ int main(int argc, char** argv) {
   if (!std::strcmp(command, "soak")) return staticlm::cli::SoakCommand(argc, argv);
   if (!std::strcmp(command, "tokenize")) return staticlm::cli::TokenizeCommand(argc, argv);
   if (!std::strcmp(command, "detokenize")) return staticlm::cli::DetokenizeCommand(argc, argv);
+#ifdef STATICLM_SERVE
+  if (!std::strcmp(command, "serve")) return staticlm::cli::ServeCommand(argc, argv);
+#endif
   if (!std::strcmp(command, "help") || !std::strcmp(command, "--help")) {
     PrintUsage(stdout);
     return 0;

@@ -11,7 +11,6 @@ namespace {
 constexpr int64_t kMaxSoakTokens = int64_t{1} << 32;
 
 bool ParseValueFlag(const char* flag, const char* value, SoakOptions* o) {
-  staticlm_limits& l = o->limits;
   if (!std::strcmp(flag, "--model")) {
     o->model = value;
     return true;
@@ -37,10 +36,8 @@ bool ParseValueFlag(const char* flag, const char* value, SoakOptions* o) {
     o->seed = static_cast<uint64_t>(seed);
     return true;
   }
-  if (!std::strcmp(flag, "--threads") || !std::strcmp(flag, "-t"))
-    return ParseI32(flag, value, 1, 256, &l.threads);
-  if (!std::strcmp(flag, "--ctx")) return ParseI32(flag, value, 1, 1 << 24, &l.max_context);
-  if (!std::strcmp(flag, "--chunk")) return ParseI32(flag, value, 1, 1 << 16, &l.prefill_chunk);
+  FlagResult size = ParseSizeFlag(flag, value, &o->limits);
+  if (size != FlagResult::kNotMine) return size == FlagResult::kParsed;
   std::fprintf(stderr, "staticlm: unknown soak option '%s' (see staticlm help)\n", flag);
   return false;
 }
