@@ -20,6 +20,7 @@
 
 #include "backends/backend_registry.h"
 #include "backends/cpu/cpu_backend.h"
+#include "tests/support/op_case_set.h"
 #include "tests/support/op_cases.h"
 #include "tests/support/temp_path.h"
 
@@ -27,8 +28,6 @@ namespace staticlm::optest {
 namespace {
 
 using vktest::PlanHarness;
-using vktest::RunResult;
-using vktest::Values;
 
 // A backend under test: a registry name and the options that select its kernels.
 struct Variant {
@@ -79,61 +78,23 @@ BackendOptions OptionsOf(const Variant& v) {
   return o;
 }
 
-struct CaseRun {
-  Status prepare;
-  Status run;
-  RunResult result;  // RunResult::arena_after_step: the arena after each step
-};
-
-// Prepare, upload the case's cache and arena (through WriteBuffer, as a device keeps them),
-// each step, read the buffers back.
-CaseRun RunCase(Backend& backend, const OpCase& c) {
-  CaseRun r;
-  PlanHarness h = c.harness;  // the backend's own host memory
-  const Plan* plans[1] = {&h.plan};
-  r.prepare = backend.Prepare(plans, 1, h.Binding());
-  if (!r.prepare.ok()) return r;
-  for (BufferId id : {BufferId::kKvCache, BufferId::kArena}) {
-    const int i = static_cast<int>(id);
-    r.run = backend.WriteBuffer(id, 0, h.plan.buffer_bytes[i], c.harness.bytes[i].data());
-    if (!r.run.ok()) return r;
-  }
-  const int arena = static_cast<int>(BufferId::kArena);
-  for (const CaseStep& s : c.steps) {
-    r.run = backend.Execute(0, s.Params());
-    if (!r.run.ok()) return r;
-    r.result.arena_after_step.emplace_back(h.plan.buffer_bytes[arena], 0);
-    r.run = backend.ReadBuffer(BufferId::kArena, 0, h.plan.buffer_bytes[arena],
-                               r.result.arena_after_step.back().data());
-    if (!r.run.ok()) return r;
-  }
-  for (BufferId id : {BufferId::kKvCache, BufferId::kArena, BufferId::kIo}) {
-    const int i = static_cast<int>(id);
-    r.result.bytes[i].assign(h.plan.buffer_bytes[i], 0);
-    r.run = backend.ReadBuffer(id, 0, h.plan.buffer_bytes[i], r.result.bytes[i].data());
-    if (!r.run.ok()) return r;
-  }
-  return r;
-}
-
-// Each checked tensor of `c`: arena ones after every step, the others at the end.
-void ExpectMatches(const OpCase& c, const RunResult& want, const RunResult& got) {
-  const PlanHarness& h = c.harness;
-  const int arena = static_cast<int>(BufferId::kArena);
+// Each checked tensor of case i: arena ones after every step, cache ones at the end.
+void ExpectMatches(const CaseSet& set, size_t i, const CaseOutput& want, const CaseOutput& got) {
+  const OpCase& c = set.cases[i];
   for (const CheckedTensor& check : c.checks) {
-    const TensorRegion& t = h.plan.tensors[check.tensor];
-    if (t.buffer != BufferId::kArena) {
-      const double e = NormalisedMse(Values(h, want, check.tensor), Values(h, got, check.tensor));
+    const TensorRegion& t = c.harness.plan.tensors[check.tensor];
+    if (t.buffer == BufferId::kKvCache) {
+      const double e = NormalisedMse(CaseValues(set, i, check.tensor, want.cache),
+                                     CaseValues(set, i, check.tensor, got.cache));
       EXPECT_LE(e, check.max_nmse) << t.name << " (nmse)";
       continue;
     }
+    ASSERT_EQ(t.buffer, BufferId::kArena) << t.name;
     for (size_t s = 0; s < c.steps.size(); ++s) {
-      RunResult want_step, got_step;
-      want_step.bytes[arena] = want.arena_after_step[s];
-      got_step.bytes[arena] = got.arena_after_step[s];
       const int64_t rows = check.all_rows ? -1 : c.steps[s].n_tokens;
-      const double e = NormalisedMse(Values(h, want_step, check.tensor, rows),
-                                     Values(h, got_step, check.tensor, rows));
+      const double e =
+          NormalisedMse(CaseValues(set, i, check.tensor, want.arena_after_step[s], rows),
+                        CaseValues(set, i, check.tensor, got.arena_after_step[s], rows));
       EXPECT_LE(e, check.max_nmse) << t.name << " after step " << s << " (nmse)";
     }
   }
@@ -153,28 +114,63 @@ Status Probe(const Variant& v) {
   return backend->Prepare(plans, 1, h.Binding());
 }
 
-// Runs case `c` on the variant's backend and on the oracle and compares them; true when the
-// backend ran it (false: refused, as listed).
-bool RunAndCompare(const Variant& v, const OpCase& c) {
+// Prepare's status for case `c` alone on the variant's backend.
+Status PrepareAlone(const Variant& v, const OpCase& c) {
+  std::unique_ptr<Backend> backend;
+  Status s = CreateBackend(v.backend, OptionsOf(v), &backend);
+  if (!s.ok()) return s;
+  Status prepare;
+  RunCaseSet(*backend, MergeCases({c}), &prepare);
+  return prepare;
+}
+
+// The cases grouped by their form's first two words ("matmul Q4_K", "attention q8").
+std::vector<std::vector<OpCase>> GroupCases(const std::vector<OpCase>& cases) {
+  std::vector<std::string> keys;
+  std::vector<std::vector<OpCase>> groups;
+  for (const OpCase& c : cases) {
+    const std::string key = c.form.substr(0, c.form.find(' ', c.form.find(' ') + 1));
+    size_t g = 0;
+    while (g < keys.size() && keys[g] != key) ++g;
+    if (g == keys.size()) {
+      keys.push_back(key);
+      groups.emplace_back();
+    }
+    groups[g].push_back(c);
+  }
+  return groups;
+}
+
+// Runs a group of cases on one backend of the variant and on the oracle, compares every
+// case; the number of cases compared.
+size_t RunGroup(const Variant& v, const CaseSet& set) {
   std::unique_ptr<Backend> backend;
   EXPECT_TRUE(CreateBackend(v.backend, OptionsOf(v), &backend).ok());
-  if (backend == nullptr) return false;
-  const CaseRun got = RunCase(*backend, c);
-  if (ListedUnsupported(v.backend, c.form)) {
-    EXPECT_FALSE(got.prepare.ok()) << "listed unsupported, but prepared: remove it from the list";
-    return false;
+  if (backend == nullptr) return 0;
+  Status prepare;
+  const std::vector<CaseOutput> got = RunCaseSet(*backend, set, &prepare);
+  if (!prepare.ok()) {  // say which cases it refuses
+    for (const OpCase& c : set.cases) {
+      const Status alone = PrepareAlone(v, c);
+      EXPECT_TRUE(alone.ok()) << c.name << ": " << alone.message();
+    }
+    ADD_FAILURE() << "Prepare of " << set.cases.size() << " cases: " << prepare.message();
+    return 0;
   }
-  EXPECT_TRUE(got.prepare.ok()) << got.prepare.message();
-  EXPECT_TRUE(got.run.ok()) << got.run.message();
-  if (!got.prepare.ok() || !got.run.ok()) return true;
   BackendOptions oracle_options;
   oracle_options.reference_kernels = true;
   oracle_options.quantized_activations = v.quantized_activations;
   cpu::CpuBackend oracle(oracle_options);
-  const CaseRun want = RunCase(oracle, c);
-  EXPECT_TRUE(want.prepare.ok() && want.run.ok()) << want.prepare.message() << want.run.message();
-  if (want.prepare.ok() && want.run.ok()) ExpectMatches(c, want.result, got.result);
-  return true;
+  const std::vector<CaseOutput> want = RunCaseSet(oracle, set, &prepare);
+  EXPECT_TRUE(prepare.ok()) << prepare.message();
+  if (!prepare.ok()) return 0;
+  for (size_t i = 0; i < set.cases.size(); ++i) {
+    SCOPED_TRACE(std::string(v.label) + ": " + set.cases[i].name);
+    EXPECT_TRUE(want[i].run.ok()) << want[i].run.message();
+    EXPECT_TRUE(got[i].run.ok()) << got[i].run.message();
+    if (want[i].run.ok() && got[i].run.ok()) ExpectMatches(set, i, want[i], got[i]);
+  }
+  return set.cases.size();
 }
 
 class BackendOpsTest : public ::testing::TestWithParam<Variant> {};
@@ -183,19 +179,26 @@ TEST_P(BackendOpsTest, EveryOpMatchesTheReference) {
   const Variant& v = GetParam();
   const Status probe = Probe(v);
   if (!probe.ok()) GTEST_SKIP() << v.label << " cannot run here: " << probe.message();
-  int ran = 0, refused = 0;
+  std::vector<OpCase> runnable;
+  int refused = 0;
   for (const OpCase& c : AllOpCases()) {
     if (v.quantized_activations != 0 && !c.quantizable) continue;
-    SCOPED_TRACE(std::string(v.label) + ": " + c.name);
-    if (RunAndCompare(v, c)) {
-      ++ran;
-    } else {
-      ++refused;
+    if (!ListedUnsupported(v.backend, c.form)) {
+      runnable.push_back(c);
+      continue;
     }
+    EXPECT_FALSE(PrepareAlone(v, c).ok())
+        << c.name << ": listed unsupported, but prepared: remove it from the list";
+    ++refused;
   }
-  std::printf("%s (%s): %d cases run against the reference, %d listed unsupported\n", v.label,
-              v.backend, ran, refused);
-  EXPECT_GT(ran, 0);
+  // One backend per group of cases (a device backend holds a bounded number of pipelines).
+  size_t matched = 0;
+  for (const std::vector<OpCase>& group : GroupCases(runnable)) {
+    matched += RunGroup(v, MergeCases(group));
+  }
+  std::printf("%s (%s): %zu cases matched the reference, %d listed unsupported\n", v.label,
+              v.backend, matched, refused);
+  EXPECT_FALSE(runnable.empty());
 }
 
 // gtest prints the parameter by its label.
