@@ -22,7 +22,6 @@
 #include "backends/cpu/cpu_backend.h"
 #include "tests/support/op_case_set.h"
 #include "tests/support/op_cases.h"
-#include "tests/support/temp_path.h"
 
 namespace staticlm::optest {
 namespace {
@@ -71,10 +70,6 @@ BackendOptions OptionsOf(const Variant& v) {
   BackendOptions o;
   std::snprintf(o.isa, sizeof(o.isa), "%s", v.isa);
   o.quantized_activations = v.quantized_activations;
-  // Every case prepares a new backend: a pipeline cache shared by the process's cases makes
-  // each shader's pipeline once (lavapipe compiles them slowly, the more so under ASan).
-  static const std::string pipeline_cache = test::TempPath("backend_ops.pipelines");
-  std::snprintf(o.pipeline_cache_path, sizeof(o.pipeline_cache_path), "%s", pipeline_cache.c_str());
   return o;
 }
 
