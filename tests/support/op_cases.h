@@ -49,14 +49,12 @@ struct CaseStep {
   StepParams Params() const;
 };
 
-// A tensor compared after the run. Arena tensors are compared after every step (their first
-// n_tokens rows, or every row when all_rows), other buffers once at the end (every element).
+// A tensor compared after the run, every element: arena tensors after every step (rows past
+// the step's must be left alone), cache tensors once at the end.
 struct CheckedTensor {
-  CheckedTensor(uint32_t t, double nmse, bool every_row = false)
-      : tensor(t), max_nmse(nmse), all_rows(every_row) {}
+  CheckedTensor(uint32_t t, double nmse) : tensor(t), max_nmse(nmse) {}
   uint32_t tensor = 0;
   double max_nmse = 0.0;
-  bool all_rows = false;
 };
 
 struct OpCase {
