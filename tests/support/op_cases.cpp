@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backends/cpu/half.h"
+#include "backends/cpu/matmul_int8.h"
 
 namespace staticlm::optest {
 namespace {
@@ -23,8 +24,9 @@ const DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::k
 bool IsKQuant(DType t) {
   return t == DType::kQ4_K || t == DType::kQ5_K || t == DType::kQ6_K;
 }
+// The products quantized_activations changes: those the CPU's integer kernels take.
 bool IsQuantizable(DType t) {
-  return t == DType::kQ4_0 || t == DType::kQ4_1 || t == DType::kQ8_0;
+  return cpu::IntSupportsType(t);
 }
 
 // An input width every layout of `t` allows and that is no power of two: K-quants need whole

@@ -62,7 +62,7 @@ struct OpCase {
   // The op form, what the list of unsupported (backend, form) pairs names, e.g. "matmul Q5_1",
   // "embed Q6_K", "attention q4 sink".
   std::string form;
-  bool quantizable = false;  // a product quantized_activations changes (Q4_0, Q4_1, Q8_0 weights)
+  bool quantizable = false;  // a product quantized_activations changes (cpu::IntSupportsType)
   vktest::PlanHarness harness{1};
   std::vector<CaseStep> steps;
   std::vector<CheckedTensor> checks;
