@@ -5,7 +5,9 @@
 //
 // Expected toy ids come from transformers: convert_gguf_tokenizer(architecture, {...}) in
 // transformers/integrations/gguf/gguf_tokenizer_mapping.py (5.23) with this vocabulary,
-// then backend.encode(text, add_special_tokens=False), in a scratch Python session.
+// then backend.encode(text, add_special_tokens=False), in a scratch Python session — except
+// the four space-prefix cases marked in ScoreOrderAndSpacePrefixForOtherArchitectures, which
+// follow llama.cpp's rule (and the real files' normalizer) where that converter differs.
 #include <gtest/gtest.h>
 
 #include <cmath>
