@@ -82,19 +82,37 @@ void FindDroppedBytes(Fixture* f) {
   }
 }
 
+// The toy vocabulary's user-defined token at text[i] ("  " or "[u]"), or "": the tokenizer
+// splits these off before it encodes the plain text between them, leftmost first.
+std::string_view UserDefinedAt(std::string_view text, size_t i) {
+  for (std::string_view token : {std::string_view("  "), std::string_view("[u]")}) {
+    if (text.substr(i, token.size()) == token) return token;
+  }
+  return {};
+}
+
 // What decoding the encoding of `text` must give: spaces spelled "▁" by SentencePiece come
-// back as spaces, llama's rule adds one in front, and bytes without a token are gone.
+// back as spaces, llama's rule adds one in front of every stretch of plain text, and bytes
+// without a token are gone.
 std::string ExpectedRoundTrip(const Fixture& f, int kind, std::string_view text) {
   std::string out;
   const bool spm = f.gemma_rules[kind] || f.space_prefix[kind];
-  // The prefix goes on a first stretch of plain text not already starting with a space or
-  // "▁" (Metaspace, prepend_scheme "first"); the toy vocabulary's user-defined "[u]" is split
-  // off before it ("  " starts with a space anyway).
-  if (f.space_prefix[kind] && !text.empty() && text[0] != ' ' &&
-      text.substr(0, 3) != "\xE2\x96\x81" && text.substr(0, 3) != "[u]") {
-    out.push_back(' ');
-  }
+  // llama's rule (llama.cpp's, and the Prepend normalizer of the real files' tokenizer.json):
+  // a "▁" opens every stretch of plain text, even one that starts with a space: the text's
+  // first and each one after a user-defined token (spelled in the output as it is).
+  bool stretch_start = true;
   for (size_t i = 0; i < text.size(); ++i) {
+    if (f.space_prefix[kind]) {
+      const std::string_view user = UserDefinedAt(text, i);
+      if (!user.empty()) {
+        out.append(user);
+        i += user.size() - 1;
+        stretch_start = true;
+        continue;
+      }
+      if (stretch_start) out.push_back(' ');
+      stretch_start = false;
+    }
     const auto b = static_cast<uint8_t>(text[i]);
     if (spm && text.substr(i, 3) == "\xE2\x96\x81") {
       out.push_back(' ');
