@@ -246,6 +246,23 @@ struct ToyVocab {
   }
 };
 
+// A vocabulary whose every token is "" holds no text at all: Init must handle the empty
+// buffers (a gguf_fuzz run found it taking element 0 of an empty vector, which the sanitizer
+// build reports) and either refuse the vocabulary in a message or build it.
+TEST(TokenizerInitTest, VocabularyOfEmptyTokensIsHandled) {
+  for (const char* model : {"gpt2", "llama"}) {
+    TokenizerSpec spec;
+    spec.model = model;
+    spec.tokens = {"", "", ""};
+    spec.scores = {0.0f, 0.0f, 0.0f};
+    Tokenizer tokenizer;
+    const Status s = tokenizer.Init(spec, 64);
+    if (!s.ok()) {
+      EXPECT_NE(std::string(s.message()), "") << model;
+    }
+  }
+}
+
 std::vector<int32_t> EncodeAll(Tokenizer& tok, std::string_view s, bool parse_special) {
   std::vector<int32_t> ids(s.size() + 2);
   size_t n = 0;

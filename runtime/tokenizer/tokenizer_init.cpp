@@ -198,10 +198,13 @@ Status Tokenizer::InitVocabulary(const TokenizerSpec& spec) {
     const std::string_view t = spec.tokens[i];
     const auto type =
         spec.token_types.empty() ? TokenType::kNormal : static_cast<TokenType>(spec.token_types[i]);
-    if (!t.empty()) std::memcpy(&text_[text_pos], t.data(), t.size());
+    if (!t.empty()) std::memcpy(text_.data() + text_pos, t.data(), t.size());
     Status decoded = Status::Ok();
+    // data() + pos, not &bytes_[pos]: the vector is empty when every token is "" (found by a
+    // 2.3M-execution gguf_fuzz run: a reference to element 0 of an empty vector) and pos may be
+    // one past its end.
     const size_t len =
-        DecodeTokenBytes(i, type, t, &bytes_[bytes_pos], total - bytes_pos, &decoded);
+        DecodeTokenBytes(i, type, t, bytes_.data() + bytes_pos, total - bytes_pos, &decoded);
     STATICLM_RETURN_IF_ERROR(decoded);
     if (type == TokenType::kNormal) attrs_[i] |= kAttrNormal;
     // The unknown token's text ("<unk>") is parsed as that token, as llama.cpp and
