@@ -187,14 +187,11 @@ inline RunResult RunPlan(Backend& backend, const PlanHarness& source,
 }
 
 // The f32 values of `tensor` (F32 or F16) in a run's buffers, first `rows` rows.
-inline std::vector<float> Values(const PlanHarness& h, const RunResult& r, uint32_t tensor,
-                                 int64_t rows = -1) {
-  const TensorRegion& t = h.plan.tensors[tensor];
-  int64_t n = rows < 0 ? t.elements() : rows * t.shape[1];
-  const uint8_t* p = r.bytes[static_cast<int>(t.buffer)].data() + t.offset;
+// n values at p, F16 or else F32, as floats.
+inline std::vector<float> DecodeFloats(const uint8_t* p, DType dtype, int64_t n) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if (t.dtype == DType::kF16) {
+    if (dtype == DType::kF16) {
       uint16_t bits;
       std::memcpy(&bits, p + 2 * i, 2);
       v[size_t(i)] = cpu::HalfToFloat(bits);
@@ -203,6 +200,13 @@ inline std::vector<float> Values(const PlanHarness& h, const RunResult& r, uint3
     }
   }
   return v;
+}
+
+inline std::vector<float> Values(const PlanHarness& h, const RunResult& r, uint32_t tensor,
+                                 int64_t rows = -1) {
+  const TensorRegion& t = h.plan.tensors[tensor];
+  int64_t n = rows < 0 ? t.elements() : rows * t.shape[1];
+  return DecodeFloats(r.bytes[static_cast<int>(t.buffer)].data() + t.offset, t.dtype, n);
 }
 
 }  // namespace staticlm::vktest

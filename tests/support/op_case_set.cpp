@@ -87,17 +87,7 @@ std::vector<float> CaseValues(const CaseSet& set, size_t index, uint32_t tensor,
   const TensorRegion& t = set.cases[index].harness.plan.tensors[tensor];
   const int64_t n = rows < 0 ? t.elements() : rows * t.shape[1];
   const uint8_t* p = region.data() + (t.offset - set.base[static_cast<int>(t.buffer)][index]);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    if (t.dtype == DType::kF16) {
-      uint16_t bits;
-      std::memcpy(&bits, p + 2 * i, 2);
-      v[size_t(i)] = cpu::HalfToFloat(bits);
-    } else {
-      std::memcpy(&v[size_t(i)], p + 4 * i, 4);
-    }
-  }
-  return v;
+  return vktest::DecodeFloats(p, t.dtype, n);
 }
 
 }  // namespace staticlm::optest
