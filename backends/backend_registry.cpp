@@ -9,6 +9,7 @@
 #endif
 #if defined(STATICLM_HAVE_CUDA)
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_device.h"
 #endif
 
 namespace staticlm {
@@ -85,6 +86,16 @@ Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices) {
   *n_devices = 0;
   if (capacity > 0) out[0] = '\0';
   return Status::Error(StatusCode::kUnsupported, "this build has no Vulkan backend");
+#endif
+}
+
+Status DescribeCudaDevices(char* out, size_t capacity, int* n_devices) {
+#if defined(STATICLM_HAVE_CUDA)
+  return cuda::DescribeDevices(out, capacity, n_devices);
+#else
+  *n_devices = 0;
+  if (capacity > 0) out[0] = '\0';
+  return Status::Error(StatusCode::kUnsupported, "this build has no CUDA backend");
 #endif
 }
 

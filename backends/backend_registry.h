@@ -30,4 +30,9 @@ Status DescribeCpuIsaChoice(const BackendOptions& options, char* out, size_t cap
 // into `out`; kUnsupported when this build has no Vulkan backend, no driver or no device.
 Status DescribeVulkanDevices(char* out, size_t capacity, int* n_devices);
 
+// Init only. One line per CUDA device ("0: name [compute 9.0, 79.2 GiB]") into `out`;
+// kUnsupported, saying why in one line, when this build has no CUDA backend, no driver or no
+// device.
+Status DescribeCudaDevices(char* out, size_t capacity, int* n_devices);
+
 }  // namespace staticlm

@@ -4,6 +4,7 @@
 // always on the host (CPU).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "platform/status.h"
@@ -11,15 +12,44 @@
 namespace staticlm {
 
 // A token choice a backend may make where the logits are (DeviceLogits::SampleOnDevice), with
-// the semantics of runtime/sampler for the same parameters and no repetition penalty, top-p or
-// min-p: greedy (the argmax, ties to the lowest id), or top-k with temperature (the k highest
-// logits, ties to the lower id, softmax of logit / temperature over them, the token whose
-// cumulative weight in descending order first exceeds uniform · total).
+// the semantics of runtime/sampler for the same parameters and no repetition penalty: greedy
+// (the argmax, ties to the lowest id), or top-k with temperature (the k highest logits in
+// descending order, ties to the lower id, weights w = e^((logit − best) / temperature)), then
+// top-p (the shortest prefix whose weight reaches top_p · the k's total), then min-p (the
+// candidates with w ≥ min_p), then the token whose cumulative weight in that order first
+// exceeds uniform · the kept total. Top-p and min-p need 1 ≤ top_k < vocabulary (without top-k
+// the host sampler measures top-p against the whole vocabulary's mass).
 struct DeviceSampling {
   int32_t top_k = 0;         // 0: greedy; else 1 … DeviceLogits::max_device_top_k()
   float temperature = 1.0f;  // top-k: finite, > 0
   double uniform = 0.0;      // top-k: the caller's draw in [0, 1)
+  float top_p = 1.0f;        // top-k: in (0, 1]; 1 → off
+  float min_p = 0.0f;        // top-k: in [0, 1]; 0 → off
 };
+
+// Whether `s` is a request DeviceSampling describes for a row of `vocab` logits and a backend
+// whose largest top_k is `max_top_k`; kInvalidArgument with a static message when not. Every
+// backend's SampleOnDevice checks with it. Written so that NaN fails every check.
+inline Status CheckDeviceSampling(const DeviceSampling& s, int32_t vocab, int32_t max_top_k) {
+  auto invalid = [](const char* message) {
+    return Status::Error(StatusCode::kInvalidArgument, "%s", message);
+  };
+  if (s.top_k < 0 || s.top_k > max_top_k || s.top_k > vocab) {
+    return invalid("device sampling: top_k out of range");
+  }
+  if (s.top_k == 0) return Status::Ok();
+  if (!(s.temperature > 0.0f) || std::isinf(s.temperature) ||
+      !(s.uniform >= 0.0 && s.uniform < 1.0)) {
+    return invalid("device sampling: needs a finite temperature > 0 and u in [0, 1)");
+  }
+  if (!(s.top_p > 0.0f && s.top_p <= 1.0f) || !(s.min_p >= 0.0f && s.min_p <= 1.0f)) {
+    return invalid("device sampling: needs top_p in (0, 1] and min_p in [0, 1]");
+  }
+  if ((s.top_p < 1.0f || s.min_p > 0.0f) && s.top_k >= vocab) {
+    return invalid("device sampling: top-p and min-p need top_k below the vocabulary");
+  }
+  return Status::Ok();
+}
 
 class DeviceLogits {
  public:

@@ -5,14 +5,17 @@
 // Binding 0: the io buffer (logits rows of `vocab` floats from word pc.base0; `rows` rows).
 // Binding 1: the sampling block, from word pc.base1:
 //   [0] row   [1] k   [2] temperature (float bits)   [3] u in [0, 1) (float bits)
-//   [4] out: the token id, or SAMPLE_BAD_LOGITS / SAMPLE_ALL_NEG_INF.
+//   [4] top_p (float bits; 1: off)   [5] min_p (float bits; 0: off)
+//   [6] out: the token id, or SAMPLE_BAD_LOGITS / SAMPLE_ALL_NEG_INF.
 // Push constants: a vocab, b rows.
 
 #define SAMPLE_ROW 0u
 #define SAMPLE_K 1u
 #define SAMPLE_TEMPERATURE 2u
 #define SAMPLE_U 3u
-#define SAMPLE_OUT 4u
+#define SAMPLE_TOP_P 4u
+#define SAMPLE_MIN_P 5u
+#define SAMPLE_OUT 6u
 
 // Error codes written to SAMPLE_OUT instead of a token (as int32, read by the host).
 #define SAMPLE_BAD_LOGITS 0xFFFFFFFFu   // -1: a NaN or +inf logit, which the host sampler rejects

@@ -1,14 +1,16 @@
 #version 450
-// Top-k sampling with temperature on the device, as Sampler does it for top-k alone (no
-// penalty, top-p or min-p): the k highest logits (exactly k, ties to the lower id) in
-// descending order, weights exp((s − s_max) / T), and the inverse-CDF pick of u · Σw (u drawn
-// by the host from the sequence's generator). One workgroup of WG invocations:
+// Top-k sampling with temperature on the device, as Sampler does it for top-k (no penalty),
+// then top-p and min-p: the k highest logits (exactly k, ties to the lower id) in descending
+// order, weights exp((s − s_max) / T), the shortest prefix reaching top_p of their total, the
+// weights ≥ min_p, and the inverse-CDF pick of u · Σw over those (u drawn by the host from the
+// sequence's generator). One workgroup of WG invocations:
 //  1. radix select: four passes of 8-bit digits over the keys (sample_keys.glsl), each a
 //     shared-memory histogram of the keys matching the digits found so far, find the k-th key
 //     T and how many keys equal to T are needed; the first pass also checks the logits;
 //  2. collect: keys above T from anywhere (an atomic slot), keys equal to T by rank of id
 //     (each invocation owns a contiguous run of ids; a scan of their counts orders them);
-//  3. a bitonic sort of the ≤ KMAX candidates, then weights and the pick by one invocation.
+//  3. a bitonic sort of the ≤ KMAX candidates, then the filters, weights and the pick by one
+//     invocation.
 // k must be in 1 … min(vocab, KMAX); the host checks. See sample_keys.glsl for the bindings.
 #include "common.glsl"
 #include "sample_keys.glsl"
@@ -120,18 +122,39 @@ float weight(uint key, float top, float temperature) {
   return key == logit_key(NEG_INF_BITS) ? 0.0 : exp((key_value(key) - top) / temperature);
 }
 
-// Sampler::ComputeWeights then Sampler::Draw over the sorted candidates (in float here, where
-// the host sums in double: a u·Σw within rounding of a boundary may pick the neighbour).
-uint pick(uint k, float temperature, float u) {
-  const float top = key_value(cand_key[0]);
+// How many of the k sorted candidates top-p keeps, as Sampler::ApplyTopP: the shortest prefix
+// whose weight reaches top_p · the total of all k, at least one; k when top_p is 1.
+uint top_p_count(uint k, float top, float temperature, float top_p) {
+  if (!(top_p < 1.0)) return k;
   float total = 0.0;
   for (uint i = 0u; i < k; ++i) total += weight(cand_key[i], top, temperature);
+  const float limit = top_p * total;
+  float before = 0.0;
+  uint kept = 0u;
+  while (kept < k && (kept == 0u || before < limit)) {
+    before += weight(cand_key[kept], top, temperature);
+    ++kept;
+  }
+  return kept;
+}
+
+// Sampler::ComputeWeights, ApplyTopP, ApplyMinP (weights ≥ min_p, the best's being 1) then
+// Sampler::Draw over the sorted candidates (in float here, where the host sums in double: a
+// u·Σw or top_p·Σw within rounding of a boundary may pick the neighbour).
+uint pick(uint k, float temperature, float top_p, float min_p, float u) {
+  const float top = key_value(cand_key[0]);
+  const uint n = top_p_count(k, top, temperature, top_p);
+  float total = 0.0;
+  for (uint i = 0u; i < n; ++i) {
+    const float w = weight(cand_key[i], top, temperature);
+    if (w >= min_p) total += w;
+  }
   const float threshold = u * total;
   float cumulative = 0.0;
   uint last_positive = 0u;
-  for (uint i = 0u; i < k; ++i) {
+  for (uint i = 0u; i < n; ++i) {
     const float w = weight(cand_key[i], top, temperature);
-    if (w <= 0.0) continue;
+    if (w <= 0.0 || !(w >= min_p)) continue;
     cumulative += w;
     last_positive = i;
     if (threshold < cumulative) return cand_id[i];
@@ -169,6 +192,8 @@ void main() {
   if (t == 0u) {
     const float temperature = uintBitsToFloat(b1[pc.base1 + SAMPLE_TEMPERATURE]);
     const float u = uintBitsToFloat(b1[pc.base1 + SAMPLE_U]);
-    b1[pc.base1 + SAMPLE_OUT] = pick(k, temperature, u);
+    const float top_p = uintBitsToFloat(b1[pc.base1 + SAMPLE_TOP_P]);
+    const float min_p = uintBitsToFloat(b1[pc.base1 + SAMPLE_MIN_P]);
+    b1[pc.base1 + SAMPLE_OUT] = pick(k, temperature, top_p, min_p, u);
   }
 }

@@ -13,11 +13,14 @@
 #include <gtest/gtest.h>
 
 #include "platform/alloc_counter.h"
+#include "runtime/capi/capi_context.h"
+#include "runtime/sampler/sampler.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
 #include "tests/support/context_helpers.h"
 #include "tests/support/golden_files.h"
 #include "tests/support/greedy_check.h"
+#include "tests/support/sampling_reference.h"
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_CUDA)
 #include "backends/cuda/cuda_backend.h"
@@ -57,6 +60,59 @@ TEST(CudaBackendTest, CliBackendCudaWithoutADeviceIsOneLineError) {
 #endif
   test::ExpectCleanFailure("run --backend cuda --max-tokens 2 --temperature 0 --prompt hi",
                            expected);
+}
+
+// `staticlm inspect --devices` and staticlm_list_cuda_devices: with the CUDA backend built,
+// the CUDA devices (index, name, compute capability, memory), or one line saying why there are
+// none — here, the reason ChooseDevice gives; without it, the C API says so and the CLI lists
+// the Vulkan devices alone.
+TEST(CudaBackendTest, DeviceListingNamesCudaDevicesOrSaysWhyNone) {
+  char lines[4096], error[256] = {0};
+  int n = -1;
+  const staticlm_status status =
+      staticlm_list_cuda_devices(lines, sizeof(lines), &n, error, sizeof(error));
+  const std::string why = NoCudaReason();
+  test::CliResult r = test::RunCli("inspect --devices");
+  EXPECT_FALSE(r.signaled);
+  std::printf("%s", r.output.c_str());
+#if defined(STATICLM_HAVE_CUDA)
+  if (!why.empty()) {
+    EXPECT_EQ(status, STATICLM_UNSUPPORTED);
+    EXPECT_EQ(n, 0);
+    EXPECT_STREQ(lines, "");
+    // The CUDA runtime's answer, in the words Prepare uses: no driver, or no device.
+    const std::string reason = error;
+    EXPECT_TRUE(reason.rfind("no CUDA driver", 0) == 0 || reason == "no CUDA device found" ||
+                reason.rfind("cannot list CUDA devices (", 0) == 0)
+        << reason;
+    if (r.exit_code == 0) {  // a Vulkan device was listed: the CUDA line follows
+      EXPECT_NE(r.output.find("Vulkan devices ("), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("\nCUDA devices: none (" + reason + ")\n"), std::string::npos)
+          << r.output;
+    } else {  // neither: one line with both reasons
+      EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+      EXPECT_EQ(r.output.rfind("staticlm: ", 0), 0u) << r.output;
+      EXPECT_NE(r.output.find("; CUDA: " + reason + "\n"), std::string::npos) << r.output;
+    }
+    return;
+  }
+  ASSERT_EQ(status, STATICLM_OK) << error;
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("CUDA devices (" + std::to_string(n) + "):\n" + lines), std::string::npos)
+      << r.output;
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  const std::string first = "0: " + std::string(prop.name) + " [compute " +
+                            std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", ";
+  EXPECT_EQ(std::string(lines).rfind(first, 0), 0u) << lines;
+  EXPECT_NE(std::string(lines).find(" GiB]\n"), std::string::npos) << lines;
+#else
+  (void)why;
+  EXPECT_EQ(status, STATICLM_UNSUPPORTED);
+  EXPECT_STREQ(error, "this build has no CUDA backend");
+  EXPECT_EQ(r.output.find("CUDA"), std::string::npos) << r.output;
+#endif
 }
 
 TEST(CudaBackendTest, CliAutoSaysInOneLineWhatItChoseAndWhy) {
@@ -277,6 +333,76 @@ TEST(CudaBackendTest, GpuGreedyParityAndNoAllocationAfterInit) {
     if (counter::Events() != 0) counter::DescribeFirstEvent(where, sizeof(where));
     EXPECT_EQ(counter::Allocations(), 0u) << where;
     EXPECT_EQ(counter::ThreadsCreated(), 0u) << where;
+  }
+}
+
+// Seeded top-k with top-p and min-p (the default sampler's filters) chosen on the device: each
+// token is the host Sampler's for the logits fetched after the device sample and a generator
+// seeded alike (a draw or filter within rounding of a boundary, where the device's expf may
+// differ from the host's by an ulp, stops the comparison), and the same generation with
+// device sampling off gives the same tokens.
+TEST(CudaBackendTest, GpuTopPAndMinPMatchTheHostSampler) {
+  const std::string why = NoCudaReason();
+  if (!why.empty()) GTEST_SKIP() << "needs a CUDA device: " << why;
+  if (!test::HaveDefaultModel()) GTEST_SKIP() << "no default model";
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = 128;
+  limits.prefill_chunk = 16;
+  limits.backend = "cuda";
+  test::ContextPtr ctx = test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  ASSERT_NE(ctx, nullptr);
+  staticlm_sampler sampler;
+  staticlm_sampler_default(&sampler);
+  sampler.temperature = 1.2f;
+  sampler.top_k = 40;
+  sampler.top_p = 0.8f;
+  sampler.min_p = 0.02f;
+  const SamplerParams params = capi::ToSamplerParams(sampler);
+  const int32_t vocab = ctx->engine.config().vocab_size;
+  Sampler host;
+  ASSERT_TRUE(host.Init(vocab).ok());
+  const uint64_t seed = 99;
+  host.Seed(seed);
+  const char* text = "The three primary colours are red, yellow and";
+  std::vector<int32_t> prompt(64);
+  size_t n = 0;
+  ASSERT_EQ(
+      staticlm_tokenize(ctx.get(), text, std::strlen(text), 0, prompt.data(), prompt.size(), &n),
+      STATICLM_OK);
+  prompt.resize(n);
+  staticlm_seed(ctx.get(), seed);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  std::vector<int32_t> device_tokens;
+  for (int step = 0; step < 16; ++step) {
+    Rng peek = host.rng();
+    const double u = peek.NextUnit();
+    int32_t token = -1, want = -1;
+    ASSERT_EQ(staticlm_sample(ctx.get(), &sampler, &token), STATICLM_OK);
+    const float* l = staticlm_logits(ctx.get());
+    ASSERT_NE(l, nullptr);
+    const std::vector<float> logits(l, l + vocab);
+    ASSERT_TRUE(host.Sample(logits.data(), nullptr, 0, params, &want).ok());
+    if (test::NearBoundary(test::FilteredInDouble(logits, params.top_k, params.temperature,
+                                                  params.top_p, params.min_p),
+                           u)) {
+      std::printf("step %d: within rounding of a boundary; comparison stops\n", step);
+      break;
+    }
+    ASSERT_EQ(token, want) << "step " << step << " u " << u;
+    device_tokens.push_back(token);
+    ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
+  }
+  EXPECT_GE(device_tokens.size(), 8u);
+  ctx->engine.set_device_sampling(false);
+  staticlm_reset(ctx.get());
+  staticlm_seed(ctx.get(), seed);
+  ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
+  for (size_t step = 0; step < device_tokens.size(); ++step) {
+    int32_t token = -1;
+    ASSERT_EQ(staticlm_sample(ctx.get(), &sampler, &token), STATICLM_OK);
+    EXPECT_EQ(token, device_tokens[step]) << "step " << step;
+    ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <utility>
@@ -499,9 +500,9 @@ TEST(CudaMathTest, KvStoresAreTheReferenceBitForBitForEveryCache) {
 }
 
 // The sampling kernel's choice (sample.cu): k rounds of "the best candidate strictly after the
-// previous one", then SampleDraw; greedy is the first round alone.
+// previous one", then SampleDraw (top-p, min-p, the draw); greedy is the first round alone.
 int32_t EmulatedSample(const std::vector<float>& logits, int32_t k, float temperature,
-                       double uniform) {
+                       double uniform, float top_p = 1.0f, float min_p = 0.0f) {
   const int32_t vocab = static_cast<int32_t>(logits.size());
   std::vector<float> scores;
   std::vector<int32_t> ids;
@@ -515,7 +516,7 @@ int32_t EmulatedSample(const std::vector<float>& logits, int32_t k, float temper
     ids.push_back(best);
   }
   if (k == 0) return ids[0];
-  return SampleDraw(scores.data(), ids.data(), k, temperature, uniform);
+  return SampleDraw(scores.data(), ids.data(), k, temperature, top_p, min_p, uniform);
 }
 
 TEST(CudaMathTest, SamplingIsTheHostSamplers) {
@@ -545,6 +546,69 @@ TEST(CudaMathTest, SamplingIsTheHostSamplers) {
     }
   }
   EXPECT_GT(draws_differing_from_greedy, 10);  // the draw was exercised, not only the argmax
+}
+
+// Top-p and min-p after top-k, as the kernel does them, against the host Sampler: the same
+// token for the same logits, parameters and draw, exactly (the arithmetic is the host's: f32
+// weights, double sums in the same order), over many seeds, vocabularies that are not powers
+// of two, coarse logits (ties, also at the filters' edges), p close to 0 and to 1, min_p up to
+// 1, and rows whose weights are exactly 1 (top_p · Σw reached exactly).
+TEST(CudaMathTest, TopPAndMinPAreTheHostSamplers) {
+  struct Filter {
+    float top_p, min_p;
+  };
+  const Filter filters[] = {{1e-7f, 0.0f},       {0.25f, 0.0f}, {0.5f, 0.0f}, {0.9f, 0.0f},
+                            {0.99999994f, 0.0f}, {1.0f, 0.05f}, {1.0f, 0.5f}, {1.0f, 1.0f},
+                            {0.95f, 0.05f},      {0.6f, 0.3f}};
+  std::mt19937 rng(11);
+  int changed_by_the_filters = 0, compared = 0;
+  for (int32_t vocab : {65, 257, 1000, 4099}) {
+    Sampler sampler;
+    ASSERT_TRUE(sampler.Init(vocab).ok());
+    for (int trial = 0; trial < 12; ++trial) {
+      std::vector<float> logits = RandomFloats(rng, size_t(vocab), -4.0f, 4.0f);
+      if (trial % 3 == 1) {
+        for (float& x : logits) x = std::round(x * 2.0f) / 2.0f;  // many ties
+      } else if (trial % 3 == 2) {
+        for (float& x : logits) x = x > 2.0f ? 3.0f : -1.0f;  // tied best, weights exactly 1
+      }
+      logits[rng() % size_t(vocab)] = -INFINITY;
+      for (int32_t k : {1, 2, 17, 64}) {
+        for (const Filter& f : filters) {
+          SamplerParams params;
+          params.temperature = 0.5f + static_cast<float>(trial % 4) * 0.4f;
+          params.top_k = k;
+          params.top_p = f.top_p;
+          params.min_p = f.min_p;
+          const uint64_t seed = uint64_t(vocab) * 1000 + uint64_t(trial) * 16 + uint64_t(k);
+          sampler.Seed(seed);
+          int32_t expected = -1;
+          ASSERT_TRUE(sampler.Sample(logits.data(), nullptr, 0, params, &expected).ok());
+          const double u = Rng(seed).NextUnit();
+          const int32_t got =
+              EmulatedSample(logits, k, params.temperature, u, params.top_p, params.min_p);
+          ASSERT_EQ(got, expected) << "vocab " << vocab << " trial " << trial << " top_k " << k
+                                   << " top_p " << f.top_p << " min_p " << f.min_p;
+          ++compared;
+          changed_by_the_filters += got != EmulatedSample(logits, k, params.temperature, u);
+        }
+      }
+    }
+  }
+  std::printf("%d draws compared, %d changed by top-p or min-p\n", compared,
+              changed_by_the_filters);
+  EXPECT_GT(changed_by_the_filters * 5, compared);  // the filters were exercised
+}
+
+// SampleTopPCount at its edges, with weights exactly 1: the shortest prefix reaching p (reaching
+// it exactly is enough), at least one, all of them at p = 1.
+TEST(CudaMathTest, TopPCountKeepsTheShortestPrefixReachingP) {
+  const float scores[8] = {2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f, 2.0f};
+  EXPECT_EQ(SampleTopPCount(scores, 8, 2.0f, 1.0f, 0.5f), 4);
+  EXPECT_EQ(SampleTopPCount(scores, 8, 2.0f, 1.0f, 0.50001f), 5);
+  EXPECT_EQ(SampleTopPCount(scores, 8, 2.0f, 1.0f, 1e-7f), 1);
+  EXPECT_EQ(SampleTopPCount(scores, 8, 2.0f, 1.0f, 0.99999994f), 8);
+  EXPECT_EQ(SampleTopPCount(scores, 8, 2.0f, 1.0f, 1.0f), 8);
 }
 
 }  // namespace

@@ -123,6 +123,8 @@ StepCounts CountSteps(bool validation) {
   DeviceSampling top_k;
   top_k.top_k = 8;
   top_k.uniform = 0.25;
+  top_k.top_p = 0.9f;  // the filters too
+  top_k.min_p = 0.05f;
   int32_t token = -1;
   EXPECT_TRUE(s.ok()) << s.message();
   if (!s.ok()) return c;

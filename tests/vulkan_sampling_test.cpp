@@ -34,6 +34,7 @@
 #include "runtime/sampler/sampler.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/sampling_reference.h"
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
@@ -45,6 +46,9 @@ namespace {
 #if defined(STATICLM_HAVE_VULKAN)
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::FilteredInDouble;
+using test::HostFiltered;
+using test::NearBoundary;
 
 // A plan whose step writes `rows` logits rows of `vocab` into the io buffer: row r is row
 // tokens[r] of an f32 table (the embedding lookup copies it exactly).
@@ -88,40 +92,56 @@ struct LogitsRig {
   }
 };
 
-// The host's candidates for top-k (descending, ties to the lower id) and their cumulative
-// weights in double.
-struct HostTopK {
-  std::vector<int32_t> order;
-  std::vector<double> cumulative;
-};
-
-HostTopK TopKInDouble(const std::vector<float>& logits, int32_t k, float temperature) {
-  HostTopK r;
-  r.order.resize(logits.size());
-  std::iota(r.order.begin(), r.order.end(), 0);
-  std::stable_sort(r.order.begin(), r.order.end(),
-                   [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
-  r.order.resize(size_t(k));
-  const double top = logits[size_t(r.order[0])];
-  double sum = 0.0;
-  for (int32_t id : r.order) {
-    sum += std::exp((double(logits[size_t(id)]) - top) / double(temperature));
-    r.cumulative.push_back(sum);
-  }
-  return r;
-}
-
-bool NearBoundary(const HostTopK& t, double u) {
-  const double total = t.cumulative.back(), x = u * total;
-  for (double c : t.cumulative) {
-    if (std::fabs(x - c) <= 3e-5 * total) return true;
-  }
-  return false;
-}
-
 struct Tally {
   int compared = 0, boundary = 0;
 };
+
+// Top-k with temperature, top-p and min-p of row `row` (table row `logits`) on the device
+// against the host Sampler: 12 random draws (the host Sampler draws u from its generator,
+// seeded from `draws`, its first draw peeked, and the device is given the same u), then the
+// middle of each kept candidate's interval of the cumulative weights, which picks exactly that
+// candidate (intervals too narrow to hit away from float rounding are left out). Draws within
+// rounding of a boundary, and rows whose kept set rounding could change, are only counted.
+void CheckFiltered(LogitsRig& rig, int32_t row, const std::vector<float>& logits,
+                   const DeviceSampling& d, std::mt19937_64& draws, Tally* tally) {
+  SCOPED_TRACE("k " + std::to_string(d.top_k) + " temperature " + std::to_string(d.temperature) +
+               " top_p " + std::to_string(d.top_p) + " min_p " + std::to_string(d.min_p));
+  Sampler host;
+  ASSERT_TRUE(host.Init(rig.vocab).ok());
+  SamplerParams p;
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.min_p = d.min_p;
+  const HostFiltered ref = FilteredInDouble(logits, d.top_k, d.temperature, d.top_p, d.min_p);
+  const double total = ref.kept.cumulative.back();
+  for (int i = 0; i < 12; ++i) {
+    Rng rng(draws());
+    Rng peek = rng;
+    DeviceSampling draw = d;
+    draw.uniform = peek.NextUnit();
+    host.rng() = rng;
+    int32_t host_token = -1, device_token = -1;
+    ASSERT_TRUE(host.Sample(logits.data(), nullptr, 0, p, &host_token).ok());
+    ASSERT_TRUE(rig.vk->SampleOnDevice(0, row, draw, &device_token).ok());
+    ++tally->compared;
+    if (NearBoundary(ref, draw.uniform)) {
+      ++tally->boundary;
+      continue;
+    }
+    EXPECT_EQ(device_token, host_token) << "u " << draw.uniform;
+  }
+  if (ref.ambiguous) return;
+  for (size_t j = 0; j < ref.kept.order.size(); ++j) {
+    const double lo = j == 0 ? 0.0 : ref.kept.cumulative[j - 1];
+    if (ref.kept.cumulative[j] - lo < 1e-4 * total) continue;
+    DeviceSampling middle = d;
+    middle.uniform = (lo + ref.kept.cumulative[j]) / 2 / total;
+    int32_t device_token = -1;
+    ASSERT_TRUE(rig.vk->SampleOnDevice(0, row, middle, &device_token).ok());
+    EXPECT_EQ(device_token, ref.kept.order[j]) << "candidate " << j << " of " << d.top_k;
+  }
+}
 
 // Greedy and top-k of row `row` (table row `logits`) on the device against the host Sampler.
 void CheckRow(LogitsRig& rig, int32_t row, const std::vector<float>& logits,
@@ -141,48 +161,10 @@ void CheckRow(LogitsRig& rig, int32_t row, const std::vector<float>& logits,
   std::mt19937_64 draws(uint64_t(row) * 7919 + uint64_t(rig.vocab));
   for (int32_t k : ks) {
     for (float t : temperatures) {
-      SCOPED_TRACE("k " + std::to_string(k) + " temperature " + std::to_string(t));
-      SamplerParams p;
-      p.temperature = t;
-      p.top_k = k;
-      p.top_p = 1.0f;
-      p.min_p = 0.0f;
-      HostTopK ref = TopKInDouble(logits, k, t);
-      const double total = ref.cumulative.back();
-      // Random draws: the host Sampler draws u from its generator (seeded here, its first draw
-      // peeked), and the device is given the same u.
-      for (int i = 0; i < 12; ++i) {
-        Rng rng(draws());
-        Rng peek = rng;
-        const double u = peek.NextUnit();
-        host.rng() = rng;
-        int32_t host_token = -1, device_token = -1;
-        ASSERT_TRUE(host.Sample(logits.data(), nullptr, 0, p, &host_token).ok());
-        DeviceSampling d;
-        d.top_k = k;
-        d.temperature = t;
-        d.uniform = u;
-        ASSERT_TRUE(rig.vk->SampleOnDevice(0, row, d, &device_token).ok());
-        ++tally->compared;
-        if (NearBoundary(ref, u)) {
-          ++tally->boundary;
-          continue;
-        }
-        EXPECT_EQ(device_token, host_token) << "u " << u;
-      }
-      // The middle of each candidate's interval of the cumulative weights picks exactly that
-      // candidate (intervals too narrow to hit away from float rounding are left out).
-      for (size_t j = 0; j < ref.order.size(); ++j) {
-        const double lo = j == 0 ? 0.0 : ref.cumulative[j - 1];
-        if (ref.cumulative[j] - lo < 1e-4 * total) continue;
-        DeviceSampling d;
-        d.top_k = k;
-        d.temperature = t;
-        d.uniform = (lo + ref.cumulative[j]) / 2 / total;
-        int32_t device_token = -1;
-        ASSERT_TRUE(rig.vk->SampleOnDevice(0, row, d, &device_token).ok());
-        EXPECT_EQ(device_token, ref.order[j]) << "candidate " << j << " of " << k;
-      }
+      DeviceSampling d;
+      d.top_k = k;
+      d.temperature = t;
+      CheckFiltered(rig, row, logits, d, draws, tally);
     }
   }
 }
@@ -279,6 +261,105 @@ TEST(VulkanSamplingKernelTest, LargeVocabularies) {
   }
 }
 
+// Top-p and min-p after top-k against the host Sampler: many draws over rows of awkward sizes,
+// coarse logits (ties, also at the top-p and min-p edges), p close to 0 and to 1, min_p from
+// small to 1 (only the candidates tied with the best).
+TEST(VulkanSamplingKernelTest, TopPAndMinPAreTheHostSamplers) {
+  struct Filter {
+    float top_p, min_p;
+  };
+  const Filter filters[] = {{1e-6f, 0.0f}, {0.3f, 0.0f}, {0.9f, 0.0f},   {0.999999f, 0.0f},
+                            {1.0f, 0.05f}, {1.0f, 0.6f}, {0.95f, 0.05f}, {0.5f, 1.0f}};
+  for (int32_t vocab : {257, 1000, 4099}) {
+    SCOPED_TRACE("vocab " + std::to_string(vocab));
+    std::vector<float> coarse = Normal(size_t(vocab), 11, 1.5f);
+    for (float& v : coarse) v = std::round(v * 2.0f) / 2.0f;
+    std::vector<std::vector<float>> table = {Normal(size_t(vocab), 12, 3.0f),
+                                             Normal(size_t(vocab), 13, 0.5f), coarse};
+    LogitsRig rig(table, 3);
+    RIG_OR_SKIP(rig);
+    rig.Step({0, 1, 2});
+    Tally tally;
+    std::mt19937_64 draws{uint64_t(vocab)};
+    for (int32_t row = 0; row < 3; ++row) {
+      for (int32_t k : {1, 2, 40, std::min(256, vocab - 1)}) {
+        for (const Filter& f : filters) {
+          DeviceSampling d;
+          d.top_k = k;
+          d.temperature = row == 1 ? 0.6f : 1.2f;
+          d.top_p = f.top_p;
+          d.min_p = f.min_p;
+          CheckFiltered(rig, row, table[size_t(row)], d, draws, &tally);
+        }
+      }
+    }
+    std::printf("vocab %d: %d random top-p/min-p draws compared, %d near a boundary\n", vocab,
+                tally.compared, tally.boundary);
+    EXPECT_LE(tally.boundary * 10, tally.compared) << "boundary cases should be rare";
+    EXPECT_EQ(rig.vk->validation_messages(), 0u);
+  }
+}
+
+// Edges with exact weights (1 for the eight logits tied at the best, whose sums are exact in
+// float and double): top-p keeps the shortest prefix whose weight reaches p — reaching it
+// exactly is enough —, p close to 0 keeps only the best, p close to 1 all k; min_p 1 keeps only
+// the candidates tied with the best. The host Sampler and the device must both give the
+// expected token.
+TEST(VulkanSamplingKernelTest, TopPAndMinPEdgesAreExact) {
+  const int32_t vocab = 600;
+  std::vector<float> row(size_t(vocab), 1.0f);
+  const int32_t best[8] = {3, 50, 51, 99, 200, 201, 202, 599};
+  for (int32_t id : best) row[size_t(id)] = 2.0f;
+  LogitsRig rig({row}, 1);
+  RIG_OR_SKIP(rig);
+  rig.Step({0});
+  struct Case {
+    int32_t k;
+    float top_p, min_p;
+    double u;
+    int32_t want;
+  };
+  const Case cases[] = {
+      {8, 0.5f, 0.0f, 0.0, 3},           {8, 0.5f, 0.0f, 0.3, 50},
+      {8, 0.5f, 0.0f, 0.99, 99},          // limit 4 reached exactly by four: the fifth is out
+      {8, 0.50001f, 0.0f, 0.99, 200},     // just above: five
+      {8, 1e-7f, 0.0f, 0.99, 3},          // the best alone
+      {8, 0.99999994f, 0.0f, 0.99, 599},  // the largest float below 1: all eight
+      {40, 1.0f, 1.0f, 0.5, 200},        {40, 1.0f, 1.0f, 0.99, 599},
+      {40, 1.0f, 0.5f, 0.99, 599},  // e^-1 < 0.5: the ties with the best alone
+      {40, 1.0f, 0.3f, 0.99, 32},   // e^-1 ≥ 0.3: all 40, the last the 32nd id at 1.0
+  };
+  Sampler host;
+  ASSERT_TRUE(host.Init(vocab).ok());
+  for (const Case& c : cases) {
+    SCOPED_TRACE("k " + std::to_string(c.k) + " top_p " + std::to_string(c.top_p) + " min_p " +
+                 std::to_string(c.min_p) + " u " + std::to_string(c.u));
+    DeviceSampling d;
+    d.top_k = c.k;
+    d.top_p = c.top_p;
+    d.min_p = c.min_p;
+    d.uniform = c.u;
+    int32_t token = -1;
+    ASSERT_TRUE(rig.vk->SampleOnDevice(0, 0, d, &token).ok());
+    EXPECT_EQ(token, c.want) << "device";
+    // The host Sampler agrees exactly, draw for draw, on these edges (no rounding allowance).
+    SamplerParams p;
+    p.temperature = 1.0f;
+    p.top_k = c.k;
+    p.top_p = c.top_p;
+    p.min_p = c.min_p;
+    for (uint64_t seed = 0; seed < 64; ++seed) {
+      host.Seed(seed);
+      int32_t host_token = -1, device_token = -1;
+      ASSERT_TRUE(host.Sample(row.data(), nullptr, 0, p, &host_token).ok());
+      d.uniform = Rng(seed).NextUnit();
+      ASSERT_TRUE(rig.vk->SampleOnDevice(0, 0, d, &device_token).ok());
+      EXPECT_EQ(device_token, host_token) << "seed " << seed;
+    }
+  }
+  EXPECT_EQ(rig.vk->validation_messages(), 0u);
+}
+
 // What the host Sampler rejects, the device rejects with the same status and message; bad
 // requests fail cleanly.
 TEST(VulkanSamplingKernelTest, BadLogitsAndRequestsFailLikeTheHost) {
@@ -323,6 +404,18 @@ TEST(VulkanSamplingKernelTest, BadLogitsAndRequestsFailLikeTheHost) {
   bad_u.top_k = 4;
   bad_u.uniform = 1.0;
   EXPECT_EQ(rig.vk->SampleOnDevice(0, 0, bad_u, &token).code(), StatusCode::kInvalidArgument);
+  // Top-p and min-p outside their ranges, or without a top-k below the vocabulary (the host
+  // sampler then measures top-p against the whole vocabulary).
+  DeviceSampling bad_filters[4];
+  for (DeviceSampling& d : bad_filters) d.top_k = 4;
+  bad_filters[0].top_p = 0.0f;
+  bad_filters[1].min_p = 1.5f;
+  bad_filters[2].top_p = std::numeric_limits<float>::quiet_NaN();
+  bad_filters[3].top_k = vocab;
+  bad_filters[3].top_p = 0.9f;
+  for (const DeviceSampling& d : bad_filters) {
+    EXPECT_EQ(rig.vk->SampleOnDevice(0, 0, d, &token).code(), StatusCode::kInvalidArgument);
+  }
   EXPECT_EQ(rig.vk->validation_messages(), 0u);
 }
 
@@ -474,21 +567,15 @@ TEST(VulkanSamplingEngineTest, LogitsAreCorrectWhenFetchedAfterADeviceSample) {
   }
 }
 
-// Seeded top-k on the device against the host Sampler fed the same logits (fetched after each
-// device sample) from a generator seeded alike — which also checks that the engine draws from
-// the sequence's generator exactly as the host sampler does — and against the same engine
-// with device sampling off.
-TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
+// Seeded sampling with `sampler` (top-k, maybe top-p and min-p) on the device against the host
+// Sampler fed the same logits (fetched after each device sample) from a generator seeded alike
+// — which also checks that the engine draws from the sequence's generator exactly as the host
+// sampler does — and against the same engine with device sampling off.
+void CheckSeededAgainstTheHostSampler(const staticlm_sampler& sampler) {
   VULKAN_CONTEXT_OR_SKIP(gpu);
   vulkan::VulkanBackend* vk = VulkanOf(gpu.get());
   const uint64_t seed = 1234;
-  staticlm_sampler topk;
-  staticlm_sampler_default(&topk);
-  topk.temperature = 1.3f;
-  topk.top_k = 40;
-  topk.top_p = 1.0f;
-  topk.min_p = 0.0f;
-  SamplerParams params = capi::ToSamplerParams(topk);
+  SamplerParams params = capi::ToSamplerParams(sampler);
   const int32_t vocab = gpu->engine.config().vocab_size;
   Sampler host;
   ASSERT_TRUE(host.Init(vocab).ok());
@@ -504,12 +591,15 @@ TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
     const double u = peek.NextUnit();
     int32_t token = -1, want = -1;
     const uint64_t before = vk->bytes_read_back();
-    ASSERT_EQ(staticlm_sample(gpu.get(), &topk, &token), STATICLM_OK);
+    ASSERT_EQ(staticlm_sample(gpu.get(), &sampler, &token), STATICLM_OK);
     EXPECT_EQ(vk->bytes_read_back() - before, sizeof(int32_t)) << "sampled on the host?";
     std::vector<float> logits = LogitsOf(gpu.get());
     ASSERT_TRUE(host.Sample(logits.data(), nullptr, 0, params, &want).ok());
-    if (NearBoundary(TopKInDouble(logits, topk.top_k, topk.temperature), u)) {
-      std::printf("step %d: u within rounding of a boundary; comparison stops\n", step);
+    const HostFiltered ref =
+        FilteredInDouble(logits, params.top_k, params.temperature, params.top_p, params.min_p);
+    if (NearBoundary(ref, u)) {
+      std::printf("step %d: u or the filters within rounding of a boundary; comparison stops\n",
+                  step);
       boundary_step = step;
       break;
     }
@@ -518,8 +608,8 @@ TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
     device_tokens.push_back(token);
     ASSERT_EQ(staticlm_decode(gpu.get(), token), STATICLM_OK);
   }
-  std::printf("%zu top-k tokens equal to the host sampler's (%d not the argmax)\n",
-              device_tokens.size(), not_argmax);
+  std::printf("%zu tokens equal to the host sampler's (%d not the argmax)\n", device_tokens.size(),
+              not_argmax);
   EXPECT_TRUE(boundary_step < 0 || boundary_step >= 8);
 
   // The same generation with every token sampled on the host.
@@ -530,11 +620,38 @@ TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
   for (size_t step = 0; step < device_tokens.size(); ++step) {
     int32_t token = -1;
     const uint64_t before = vk->bytes_read_back();
-    ASSERT_EQ(staticlm_sample(gpu.get(), &topk, &token), STATICLM_OK);
+    ASSERT_EQ(staticlm_sample(gpu.get(), &sampler, &token), STATICLM_OK);
     EXPECT_EQ(vk->bytes_read_back() - before, uint64_t(vocab) * sizeof(float));
     EXPECT_EQ(token, device_tokens[step]) << "step " << step;
     ASSERT_EQ(staticlm_decode(gpu.get(), token), STATICLM_OK);
   }
+}
+
+TEST(VulkanSamplingEngineTest, SeededTopKMatchesTheHostSampler) {
+  staticlm_sampler topk;
+  staticlm_sampler_default(&topk);
+  topk.temperature = 1.3f;
+  topk.top_k = 40;
+  topk.top_p = 1.0f;
+  topk.min_p = 0.0f;
+  CheckSeededAgainstTheHostSampler(topk);
+}
+
+// The default sampler (top-k 40, top-p 0.95, min-p 0.05) and a narrower nucleus at a higher
+// temperature are sampled on the device too.
+TEST(VulkanSamplingEngineTest, SeededTopPAndMinPMatchTheHostSampler) {
+  staticlm_sampler defaults;
+  staticlm_sampler_default(&defaults);
+  ASSERT_GT(defaults.top_k, 0);
+  ASSERT_LT(defaults.top_p, 1.0f);
+  ASSERT_GT(defaults.min_p, 0.0f);
+  CheckSeededAgainstTheHostSampler(defaults);
+  staticlm_sampler nucleus = defaults;
+  nucleus.temperature = 1.6f;
+  nucleus.top_k = 200;
+  nucleus.top_p = 0.7f;
+  nucleus.min_p = 0.02f;
+  CheckSeededAgainstTheHostSampler(nucleus);
 }
 
 // A snapshot taken while the logits were still on the device holds the right ones, and after a
@@ -618,8 +735,10 @@ TEST(VulkanSamplingEngineTest, OtherSamplersFallBackToTheHost) {
   base.top_p = 1.0f;
   base.min_p = 0.0f;
   staticlm_sampler cases[4] = {base, base, base, base};
-  cases[0].top_p = 0.9f;               // top-p
-  cases[1].min_p = 0.1f;               // min-p
+  cases[0].top_k = 0;  // top-p over the whole vocabulary
+  cases[0].top_p = 0.9f;
+  cases[1].top_k = 0;  // min-p over the whole vocabulary
+  cases[1].min_p = 0.1f;
   cases[2].repetition_penalty = 1.3f;  // penalty
   cases[3].top_k = 300;                // k above the device's limit
   for (int i = 0; i < 4; ++i) {

@@ -10,18 +10,6 @@ namespace {
 
 constexpr int kIo = static_cast<int>(BufferId::kIo);
 
-Status CheckSampling(const DeviceSampling& s, int32_t vocab) {
-  if (s.top_k < 0 || s.top_k > kMaxSampleTopK || s.top_k > vocab) {
-    return Status::Error(StatusCode::kInvalidArgument, "device sampling: top_k out of range");
-  }
-  if (s.top_k > 0 && (!(s.temperature > 0.0f) || std::isinf(s.temperature) ||
-                      !(s.uniform >= 0.0 && s.uniform < 1.0))) {
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "device sampling: needs a finite temperature > 0 and u in [0, 1)");
-  }
-  return Status::Ok();
-}
-
 // Host range of the host's own io buffer, or nullptr when out of bounds.
 uint8_t* HostRange(const BufferBinding& host, uint64_t offset, uint64_t bytes) {
   const uint64_t size = host.bytes[kIo];
@@ -126,9 +114,11 @@ Status CudaBackend::SampleOnDevice(int plan_index, int32_t row, const DeviceSamp
   if (row < 0 || row >= logits.shape[0]) {
     return Status::Error(StatusCode::kInvalidArgument, "device sampling: no such logits row");
   }
-  STATICLM_RETURN_IF_ERROR(CheckSampling(sampling, vocab));
+  STATICLM_RETURN_IF_ERROR(CheckDeviceSampling(sampling, vocab, kMaxSampleTopK));
   auto* pinned = reinterpret_cast<PinnedStepBlock*>(pinned_);
-  pinned->sample = SampleValues{row, sampling.top_k, sampling.temperature, 0.0f, sampling.uniform};
+  pinned->sample = SampleValues{
+      row, sampling.top_k, sampling.temperature, sampling.top_p, sampling.uniform, sampling.min_p,
+      0.0f};
   const auto* device_logits = reinterpret_cast<const float*>(buffers_.base[kIo] + logits.offset);
   cudaError_t e = cudaMemcpyAsync(&device_step_->sample, &pinned->sample, sizeof(SampleValues),
                                   cudaMemcpyHostToDevice, stream_);

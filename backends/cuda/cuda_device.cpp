@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace staticlm::cuda {
@@ -68,6 +69,29 @@ Status ChooseDevice(int index, uint64_t needed_bytes, const char* needed_what, D
                          index, prop.name, MiB(needed_bytes), needed_what, MiB(free_bytes),
                          MiB(total_bytes));
   }
+  return Status::Ok();
+}
+
+Status DescribeDevices(char* out, size_t capacity, int* n_devices) {
+  *n_devices = 0;
+  if (capacity > 0) out[0] = '\0';
+  int n = 0;
+  STATICLM_RETURN_IF_ERROR(CountDevices(&n));
+  size_t used = 0;
+  for (int i = 0; i < n && capacity > 0; ++i) {
+    cudaDeviceProp prop;
+    cudaError_t e = cudaGetDeviceProperties(&prop, i);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Status::Error(StatusCode::kUnsupported, "cannot read CUDA device %d (%s)", i,
+                           cudaGetErrorString(e));
+    }
+    const int w =
+        std::snprintf(out + used, capacity - used, "%d: %s [compute %d.%d, %.1f GiB]\n", i,
+                      prop.name, prop.major, prop.minor, MiB(prop.totalGlobalMem) / 1024.0);
+    if (w > 0) used = std::min(capacity - 1, used + static_cast<size_t>(w));
+  }
+  *n_devices = n;
   return Status::Ok();
 }
 

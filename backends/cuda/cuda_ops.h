@@ -51,11 +51,13 @@ constexpr int32_t kMaxSampleTopK = 64;
 
 // Per-call token choice parameters (DeviceSampling), in device memory written before the call.
 struct SampleValues {
-  int32_t row;      // the logits row to choose from
-  int32_t top_k;    // 0: greedy; else 1 … kMaxSampleTopK
+  int32_t row;    // the logits row to choose from
+  int32_t top_k;  // 0: greedy; else 1 … kMaxSampleTopK
   float temperature;
-  float reserved;
+  float top_p;     // 1: off
   double uniform;  // the caller's draw in [0, 1)
+  float min_p;     // 0: off
+  float reserved;  // keeps the size a multiple of the double's alignment
 };
 
 // What EnqueueSample leaves in device memory for the host to read back.

@@ -20,22 +20,12 @@ struct SampleBlock {
   uint32_t k = 0;
   float temperature = 0.0f;
   float uniform = 0.0f;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
   int32_t token = 0;  // written by the shader
 };
 constexpr int32_t kBadLogits = -1;  // SAMPLE_BAD_LOGITS
 constexpr int32_t kAllNegInf = -2;  // SAMPLE_ALL_NEG_INF
-
-Status CheckRequest(const DeviceSampling& s, int32_t vocab) {
-  if (s.top_k < 0 || s.top_k > DeviceSampler::kMaxTopK || s.top_k > vocab) {
-    return Status::Error(StatusCode::kInvalidArgument, "device sampling: top_k out of range");
-  }
-  if (s.top_k > 0 && (!(s.temperature > 0.0f) || std::isinf(s.temperature) ||
-                      !(s.uniform >= 0.0 && s.uniform < 1.0))) {
-    return Status::Error(StatusCode::kInvalidArgument,
-                         "device sampling: needs a finite temperature > 0 and u in [0, 1)");
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -162,7 +152,7 @@ Status DeviceSampler::Sample(int plan_index, int32_t row, const DeviceSampling& 
   if (row < 0 || row >= l.rows) {
     return Status::Error(StatusCode::kInvalidArgument, "device sampling: no such logits row");
   }
-  STATICLM_RETURN_IF_ERROR(CheckRequest(s, l.vocab));
+  STATICLM_RETURN_IF_ERROR(CheckDeviceSampling(s, l.vocab, kMaxTopK));
   SampleBlock block;
   block.row = static_cast<uint32_t>(row);
   block.k = static_cast<uint32_t>(s.top_k);
@@ -170,6 +160,8 @@ Status DeviceSampler::Sample(int plan_index, int32_t row, const DeviceSampling& 
   // Rounding to float can reach 1.0 for u within 2^-25 of it; the shader then picks the last
   // positive weight, as the host does when its threshold reaches the end.
   block.uniform = static_cast<float>(s.uniform);
+  block.top_p = s.top_p;
+  block.min_p = s.min_p;
   block.token = INT32_MIN;
   std::memcpy(block_.mapped, &block, sizeof(block));
   const int mode = s.top_k > 0 ? 1 : 0;

@@ -1,10 +1,10 @@
 // Sampling on the device (issue 5): the token is chosen where the logits are, and only its id
 // is read back. Two shaders — shaders/sample_argmax.comp (greedy) and shaders/sample_topk.comp
-// (top-k with temperature) — each recorded at init into a small command buffer of its own per
-// plan, bound to that plan's logits in the device io buffer and to a small host-visible block
-// that carries the call's parameters (row, k, temperature, the host's uniform draw) in and the
-// token out. A call writes the block, submits, waits and reads one int32: it creates, allocates
-// and updates nothing.
+// (top-k with temperature, then top-p and min-p) — each recorded at init into a small command
+// buffer of its own per plan, bound to that plan's logits in the device io buffer and to a
+// small host-visible block that carries the call's parameters (row, k, temperature, the host's
+// uniform draw, top_p, min_p) in and the token out. A call writes the block, submits, waits
+// and reads one int32: it creates, allocates and updates nothing.
 #pragma once
 
 #include <cstdint>

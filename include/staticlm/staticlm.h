@@ -181,6 +181,14 @@ staticlm_status staticlm_describe_model(const char* model_path, char* out, size_
 staticlm_status staticlm_list_devices(char* out, size_t capacity, int* n_devices, char* error,
                                       size_t error_capacity);
 
+/* Init phase. As staticlm_list_devices, for the CUDA devices: one line each, e.g.
+ * "0: NVIDIA H100 80GB HBM3 [compute 9.0, 79.2 GiB]" (compute capability, total memory); the
+ * number before the colon is staticlm_limits.device for the CUDA backend. STATICLM_UNSUPPORTED,
+ * with the reason in one line in `error`, when this build has no CUDA backend or the machine
+ * has no CUDA driver or device. */
+staticlm_status staticlm_list_cuda_devices(char* out, size_t capacity, int* n_devices, char* error,
+                                           size_t error_capacity);
+
 /* Init phase. Builds the plans for `model_path` under `limits` and writes them to `plan_path`
  * (atomically: a temporary file renamed into place): a versioned, checksummed file bound to
  * this model's bytes, recording the limits and the backend's kernel choice. */
@@ -267,10 +275,11 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
 
 /* Init phase: call after staticlm_create, before the run phase (it may allocate). Chooses the
  * chat format of staticlm_format_chat: "chatml", "gemma", "llama3", "phi3" or "mistral" forces
- * that family's reference format (ChatML without a default system message) whatever the model's file says, for a model
- * without a chat template (Gemma 3 270M base) or with one staticlm does not recognise; NULL
- * or "" goes back to the file's template. `name` is borrowed for the call. An unknown name is
- * STATICLM_INVALID_ARGUMENT (the message lists the known ones) and changes nothing. */
+ * that family's reference format (ChatML without a default system message) whatever the model's
+ * file says, for a model without a chat template (Gemma 3 270M base) or with one staticlm does not
+ * recognise; NULL or "" goes back to the file's template. `name` is borrowed for the call. An
+ * unknown name is STATICLM_INVALID_ARGUMENT (the message lists the known ones) and changes nothing.
+ */
 staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name);
 
 typedef struct staticlm_chat_format_info {

@@ -94,8 +94,9 @@ class Engine {
   }
   Sampler& sampler() { return sampler_; }
   // Run phase, for tests and measurements. Sample chooses the token where the logits are when
-  // the backend can (greedy, or top-k with temperature alone; see Backend::SampleOnDevice) and
-  // reads back only its id; false makes it fetch the logits and sample on the host every time.
+  // the backend can (greedy, or top-k with temperature, then top-p and min-p; see
+  // DeviceSampling) and reads back only its id; false makes it fetch the logits and sample on
+  // the host every time.
   void set_device_sampling(bool on) { device_sampling_ = on; }
 
  private:

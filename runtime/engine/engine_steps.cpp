@@ -150,10 +150,11 @@ Status Engine::Sample(const SamplerParams& params, int32_t* token, int32_t seque
 
 namespace {
 
-// Whether the device does exactly what Sampler would for `p`: greedy, or top-k alone with a
+// Whether the device does exactly what Sampler would for `p`: greedy, or top-k with a
 // temperature, k below the vocabulary (else the host draws over the whole vocabulary in id
-// order). A repetition penalty, top-p or min-p, and parameters Sampler rejects (it says why),
-// stay on the host. Written so that NaN fails every check.
+// order, or measures top-p against the whole vocabulary's mass), then top-p and min-p over the
+// k. A repetition penalty, and parameters Sampler rejects (it says why), stay on the host.
+// Written so that NaN fails every check.
 bool DeviceDoes(const SamplerParams& p, int32_t max_k, int32_t vocab, DeviceSampling* out) {
   const bool valid = p.temperature >= 0.0f && !std::isinf(p.temperature) && p.top_k >= 0 &&
                      p.top_p > 0.0f && p.top_p <= 1.0f && p.min_p >= 0.0f && p.min_p <= 1.0f &&
@@ -163,11 +164,11 @@ bool DeviceDoes(const SamplerParams& p, int32_t max_k, int32_t vocab, DeviceSamp
     out->top_k = 0;
     return true;
   }
-  if (p.top_p != 1.0f || p.min_p != 0.0f || p.top_k <= 0 || p.top_k >= vocab || p.top_k > max_k) {
-    return false;
-  }
+  if (p.top_k <= 0 || p.top_k >= vocab || p.top_k > max_k) return false;
   out->top_k = p.top_k;
   out->temperature = p.temperature;
+  out->top_p = p.top_p;
+  out->min_p = p.min_p;
   return true;
 }
 

@@ -57,16 +57,49 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
 
 }  // namespace
 
-// `staticlm inspect --devices`: the Vulkan devices, for --device N.
-int PrintDevices() {
-  char devices[4096];
+// One backend's device listing (staticlm_list_devices or staticlm_list_cuda_devices).
+struct DeviceList {
+  char lines[4096];
   char error[256];
   int n = 0;
-  if (staticlm_list_devices(devices, sizeof(devices), &n, error, sizeof(error)) != STATICLM_OK) {
-    std::fprintf(stderr, "staticlm: %s\n", error);
+  bool ok = false;
+};
+
+void ListDevices(staticlm_status (*list)(char*, size_t, int*, char*, size_t), DeviceList* out) {
+  out->ok =
+      list(out->lines, sizeof(out->lines), &out->n, out->error, sizeof(out->error)) == STATICLM_OK;
+}
+
+// `staticlm inspect --devices`: the Vulkan devices, for --device N, and the CUDA devices when
+// the build has the CUDA backend, each with one line saying why none are listed when there are
+// none. Fails in one line, naming both reasons, when no backend lists a device.
+int PrintDevices() {
+  DeviceList vulkan, cuda;
+  ListDevices(staticlm_list_devices, &vulkan);
+  ListDevices(staticlm_list_cuda_devices, &cuda);
+#if defined(STATICLM_HAVE_CUDA)
+  const bool cuda_built = true;
+#else
+  const bool cuda_built = false;  // as before the CUDA backend: the Vulkan devices alone
+#endif
+  if (!vulkan.ok && !cuda.ok) {
+    if (cuda_built) {
+      std::fprintf(stderr, "staticlm: %s; CUDA: %s\n", vulkan.error, cuda.error);
+    } else {
+      std::fprintf(stderr, "staticlm: %s\n", vulkan.error);
+    }
     return 1;
   }
-  std::printf("Vulkan devices (%d):\n%s", n, devices);
+  if (vulkan.ok) {
+    std::printf("Vulkan devices (%d):\n%s", vulkan.n, vulkan.lines);
+  } else {
+    std::printf("Vulkan devices: none (%s)\n", vulkan.error);
+  }
+  if (cuda.ok) {
+    std::printf("CUDA devices (%d):\n%s", cuda.n, cuda.lines);
+  } else if (cuda_built) {
+    std::printf("CUDA devices: none (%s)\n", cuda.error);
+  }
   return 0;
 }
 

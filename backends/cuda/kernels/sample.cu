@@ -2,7 +2,8 @@
 // semantics of DeviceLogits::SampleOnDevice (sample_math.h). It first checks the row (NaN or
 // +inf: status 1; every logit −inf: status 2), then greedy takes the best candidate; top-k runs
 // k rounds, each taking the best candidate strictly after the previous one in SampleBefore's
-// strict order (no memory beyond the k chosen), and thread 0 draws among them.
+// strict order (no memory beyond the k chosen), and thread 0 applies top-p and min-p and draws
+// among them (SampleDraw).
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/sample_math.h"
 
@@ -90,7 +91,9 @@ __global__ void SampleKernel(const float* logits, int32_t vocab, const SampleVal
     }
   }
   if (threadIdx.x == 0) {
-    *result = {SampleDraw(scores, ids, n, values->temperature, values->uniform), 0};
+    *result = {SampleDraw(scores, ids, n, values->temperature, values->top_p, values->min_p,
+                          values->uniform),
+               0};
   }
 }
 
