@@ -570,11 +570,14 @@ TEST(VulkanSamplingEngineTest, LogitsAreCorrectWhenFetchedAfterADeviceSample) {
 // Seeded sampling with `sampler` (top-k, maybe top-p and min-p) on the device against the host
 // Sampler fed the same logits (fetched after each device sample) from a generator seeded alike
 // — which also checks that the engine draws from the sequence's generator exactly as the host
-// sampler does — and against the same engine with device sampling off.
+// sampler does — and against the same engine with device sampling off, decoding the device's
+// tokens. A step whose draw or filters are within rounding of a boundary is not compared, and
+// such steps must be rare.
 void CheckSeededAgainstTheHostSampler(const staticlm_sampler& sampler) {
   VULKAN_CONTEXT_OR_SKIP(gpu);
   vulkan::VulkanBackend* vk = VulkanOf(gpu.get());
   const uint64_t seed = 1234;
+  constexpr int kSteps = 16;
   SamplerParams params = capi::ToSamplerParams(sampler);
   const int32_t vocab = gpu->engine.config().vocab_size;
   Sampler host;
@@ -585,8 +588,9 @@ void CheckSeededAgainstTheHostSampler(const staticlm_sampler& sampler) {
   staticlm_seed(gpu.get(), seed);
   ASSERT_EQ(staticlm_prefill(gpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
   std::vector<int32_t> device_tokens;
-  int boundary_step = -1, not_argmax = 0;
-  for (int step = 0; step < 16; ++step) {
+  std::vector<bool> boundary;
+  int not_argmax = 0;
+  for (int step = 0; step < kSteps; ++step) {
     Rng peek = host.rng();
     const double u = peek.NextUnit();
     int32_t token = -1, want = -1;
@@ -595,35 +599,36 @@ void CheckSeededAgainstTheHostSampler(const staticlm_sampler& sampler) {
     EXPECT_EQ(vk->bytes_read_back() - before, sizeof(int32_t)) << "sampled on the host?";
     std::vector<float> logits = LogitsOf(gpu.get());
     ASSERT_TRUE(host.Sample(logits.data(), nullptr, 0, params, &want).ok());
-    const HostFiltered ref =
-        FilteredInDouble(logits, params.top_k, params.temperature, params.top_p, params.min_p);
-    if (NearBoundary(ref, u)) {
-      std::printf("step %d: u or the filters within rounding of a boundary; comparison stops\n",
-                  step);
-      boundary_step = step;
-      break;
+    boundary.push_back(NearBoundary(
+        FilteredInDouble(logits, params.top_k, params.temperature, params.top_p, params.min_p), u));
+    if (boundary.back()) {
+      std::printf("step %d: u or the filters within rounding of a boundary; not compared\n", step);
+    } else {
+      EXPECT_EQ(token, want) << "step " << step << " u " << u;
     }
-    EXPECT_EQ(token, want) << "step " << step << " u " << u;
     not_argmax += token != int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
     device_tokens.push_back(token);
     ASSERT_EQ(staticlm_decode(gpu.get(), token), STATICLM_OK);
   }
-  std::printf("%zu tokens equal to the host sampler's (%d not the argmax)\n", device_tokens.size(),
-              not_argmax);
-  EXPECT_TRUE(boundary_step < 0 || boundary_step >= 8);
+  const int n_boundary = int(std::count(boundary.begin(), boundary.end(), true));
+  std::printf("%d tokens equal to the host sampler's (%d not the argmax), %d near a boundary\n",
+              kSteps - n_boundary, not_argmax, n_boundary);
+  EXPECT_LE(n_boundary, 2) << "boundary cases should be rare";
 
   // The same generation with every token sampled on the host.
   gpu->engine.set_device_sampling(false);
   staticlm_reset(gpu.get());
   staticlm_seed(gpu.get(), seed);
   ASSERT_EQ(staticlm_prefill(gpu.get(), prompt.data(), prompt.size()), STATICLM_OK);
-  for (size_t step = 0; step < device_tokens.size(); ++step) {
+  for (int step = 0; step < kSteps; ++step) {
     int32_t token = -1;
     const uint64_t before = vk->bytes_read_back();
     ASSERT_EQ(staticlm_sample(gpu.get(), &sampler, &token), STATICLM_OK);
     EXPECT_EQ(vk->bytes_read_back() - before, uint64_t(vocab) * sizeof(float));
-    EXPECT_EQ(token, device_tokens[step]) << "step " << step;
-    ASSERT_EQ(staticlm_decode(gpu.get(), token), STATICLM_OK);
+    if (!boundary[size_t(step)]) {
+      EXPECT_EQ(token, device_tokens[size_t(step)]) << "step " << step;
+    }
+    ASSERT_EQ(staticlm_decode(gpu.get(), device_tokens[size_t(step)]), STATICLM_OK);
   }
 }
 

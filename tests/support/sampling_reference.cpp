@@ -53,7 +53,7 @@ HostFiltered FilteredInDouble(const std::vector<float>& logits, int32_t k, float
     const double w = std::exp((double(logits[size_t(id)]) - top) / double(temperature));
     // A logit tied with the best has weight exactly 1 everywhere; others are rounded.
     if (min_p > 0.0f && double(logits[size_t(id)]) != top) {
-      r.ambiguous |= std::fabs(w - double(min_p)) <= 3e-5;
+      r.ambiguous |= std::fabs(w - double(min_p)) <= 1e-5 * double(min_p);
     }
     if (w < double(min_p)) continue;
     sum += w;

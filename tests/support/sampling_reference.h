@@ -24,7 +24,8 @@ bool NearBoundary(const HostTopK& t, double u);
 // The candidates after top-k, top-p (the shortest prefix reaching top_p · Σw) and min-p (weights
 // ≥ min_p), in order; `ambiguous` when rounding could keep a different set: top_p · Σw within
 // 3e-5 · Σw of a cumulative weight that decides whether the next candidate is kept, or a weight
-// (other than the exact 1 of a logit tied with the best) within 3e-5 of min_p.
+// (other than the exact 1 of a logit tied with the best) within 1e-5 · min_p of min_p (exp's
+// rounding on a device is a few ulps).
 struct HostFiltered {
   HostTopK kept;
   bool ambiguous = false;
