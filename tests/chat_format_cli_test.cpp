@@ -34,7 +34,8 @@ TEST(ChatFormatCliTest, GemmaBaseModelWithoutTemplate) {
   ExpectCleanFailure("run " + kGemma + " --ctx 128 --chat --prompt Hi", kNoTemplate);
   ExpectCleanFailure("chat " + kGemma + " --ctx 128", kNoTemplate);
   ExpectCleanFailure("run " + kGemma + " --ctx 128 --chat-template bogus --prompt Hi",
-                     "unknown chat format 'bogus': expected chatml, gemma, llama3, phi3, mistral");
+                     "unknown chat format 'bogus': expected chatml, gemma, llama3, phi3, mistral, "
+                     "mistral-nemo");
   // Plain prompts still run.
   CliResult r = RunCli("run " + kGemma + " --ctx 128 -n 2 --temperature 0 --prompt Hi");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -120,8 +121,8 @@ TEST(ChatFormatCliTest, UnknownTemplateFailsOnlyAtChatTime) {
   const std::string model = "--model " + path + " --ctx 64";
   ExpectCleanFailure("run " + model + " --chat --prompt Hi",
                      "the model's chat template (tokenizer.chat_template) is not one staticlm "
-                     "recognises (chatml, gemma, llama3, phi3, mistral): choose a format with "
-                     "--chat-template NAME");
+                     "recognises (chatml, gemma, llama3, phi3, mistral, mistral-nemo): choose a "
+                     "format with --chat-template NAME");
   CliResult plain = RunCli("run " + model + " -n 2 --prompt Hi");
   EXPECT_EQ(plain.exit_code, 0) << plain.output;
   CliResult forced = RunCli("run " + model + " -n 2 --chat-template chatml --prompt Hi");

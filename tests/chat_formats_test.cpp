@@ -1,7 +1,8 @@
 // Chat formats (runtime/tokenizer/chat_formats.h) against transformers' own rendering: every
 // template and conversation in tests/golden/chat_formats.txt (written by
 // tests/reference/make_chat_format_golden.py from Gemma 3's real template, SmolLM2's from its
-// GGUF and spellings of Gemma's) is formatted by ChatTemplate and must equal the golden bytes.
+// GGUF, spellings of Gemma's and Mistral NeMo's real template) is formatted by ChatTemplate and
+// must equal the golden bytes.
 // Also: BOS is never doubled, continuations complete the full rendering, forced formats, and
 // the one-line errors for a model without a template or with one no format recognises.
 #include <gtest/gtest.h>
@@ -108,16 +109,22 @@ void ExpectCaseMatches(const ChatTemplate& t, const GoldenCase& c, const std::st
 }
 
 std::string ExpectedFormat(const std::string& templ) {
+  if (templ == "mistral_nemo") return "mistral-nemo";
   return templ.rfind("gemma", 0) == 0 ? "gemma" : "chatml";
+}
+
+// What the golden rendering wrote for {{ bos_token }}.
+const char* BosText(const std::string& templ) {
+  return templ == "mistral_nemo" ? "<s>" : "<bos>";
 }
 
 TEST(ChatFormatsGoldenTest, EveryTemplateIsRecognisedAndEveryCaseMatches) {
   const Golden& g = TheGolden();
-  ASSERT_EQ(g.templates.size(), 6u);
-  ASSERT_EQ(g.cases.size(), 6u * 14u);
+  ASSERT_EQ(g.templates.size(), 7u);
+  ASSERT_EQ(g.cases.size(), 7u * 14u + 6u);  // Mistral NeMo has 6 cases of its own
   for (const auto& [name, text] : g.templates) {
     ChatTemplate t;
-    const Status s = t.Init(text, "<bos>");
+    const Status s = t.Init(text, BosText(name));
     ASSERT_TRUE(s.ok()) << name << ": " << s.message();
     EXPECT_EQ(t.format()->name, ExpectedFormat(name)) << name;
     for (const GoldenCase& c : g.cases) {
@@ -167,6 +174,19 @@ TEST(ChatFormatsGoldenTest, ForcedGemmaIsTheReferenceTemplate) {
   }
 }
 
+// Forcing "mistral-nemo" gives exactly the real Mistral NeMo template's rendering.
+TEST(ChatFormatsGoldenTest, ForcedMistralNemoIsTheReferenceTemplate) {
+  ChatTemplate t;
+  ASSERT_TRUE(t.InitFormat("mistral-nemo", "<s>").ok());
+  int checked = 0;
+  for (const GoldenCase& c : TheGolden().cases) {
+    if (c.templ != "mistral_nemo") continue;
+    ExpectCaseMatches(t, c, "forced mistral-nemo");
+    ++checked;
+  }
+  EXPECT_EQ(checked, 20);
+}
+
 // Forced "chatml" has no default system message: it matches SmolLM2's template wherever the
 // conversation starts with a system message.
 TEST(ChatFormatsGoldenTest, ForcedChatMlMatchesWhenASystemMessageLeads) {
@@ -193,9 +213,9 @@ const GoldenCase& Case(const std::string& templ, const std::string& name) {
 // The cache holds the first exchange up to the reply's end-of-turn token; the continuation
 // must make up exactly the rest of the golden multi-turn rendering.
 TEST(ChatFormatsGoldenTest, ContinuationCompletesTheGoldenRendering) {
-  for (const char* templ : {"gemma3", "smollm2"}) {
+  for (const char* templ : {"gemma3", "smollm2", "mistral_nemo"}) {
     ChatTemplate t;
-    ASSERT_TRUE(t.Init(TheGolden().templates.at(templ), "<bos>").ok());
+    ASSERT_TRUE(t.Init(TheGolden().templates.at(templ), BosText(templ)).ok());
     const std::string first = Case(templ, "multi_turn_no_prompt").text;
     const std::string after = std::string(t.format()->after_turn);
     ASSERT_EQ(first.substr(first.size() - after.size()), after);
@@ -211,7 +231,7 @@ TEST(ChatFormatsGoldenTest, ContinuationCompletesTheGoldenRendering) {
 }
 
 TEST(ChatFormatsTest, TableNamesAndFamilies) {
-  EXPECT_STREQ(ChatFormatNames(), "chatml, gemma, llama3, phi3, mistral");
+  EXPECT_STREQ(ChatFormatNames(), "chatml, gemma, llama3, phi3, mistral, mistral-nemo");
   ASSERT_NE(FindChatFormat("chatml"), nullptr);
   ASSERT_NE(FindChatFormat("gemma"), nullptr);
   EXPECT_NE(FindChatFormat("llama3"), nullptr);
@@ -226,8 +246,9 @@ TEST(ChatFormatsTest, TableNamesAndFamilies) {
   ChatTemplate t;
   const Status s = t.InitFormat("llama2");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_STREQ(s.message(),
-               "unknown chat format 'llama2': expected chatml, gemma, llama3, phi3, mistral");
+  EXPECT_STREQ(
+      s.message(),
+      "unknown chat format 'llama2': expected chatml, gemma, llama3, phi3, mistral, mistral-nemo");
 }
 
 TEST(ChatFormatsTest, UnknownTemplatesAreNotMisformatted) {
@@ -285,6 +306,31 @@ TEST(ChatFormatsTest, AlteredGemmaTemplatesAreRejected) {
   }
 }
 
+// The real Mistral NeMo template with one piece that prints for a plain conversation changed,
+// or a tool part that leaks out of its branch, is no longer Mistral NeMo's.
+TEST(ChatFormatsTest, AlteredMistralNemoTemplatesAreRejected) {
+  const std::string real = TheGolden().templates.at("mistral_nemo");
+  const std::pair<const char*, const char*> edits[] = {
+      {"\"[INST]\" + message[\"content\"]", "\"[INST] \" + message[\"content\"]"},
+      {"system_message + \"\\n\\n\"", "system_message + \"\\n\""},
+      {"{%- if loop.last and system_message", "{%- if loop.first and system_message"},
+      {"message[\"content\"] + eos_token", "message[\"content\"]|trim + eos_token"},
+      {"{{- bos_token }}", ""},
+      {"{%- elif message[\"role\"] == \"assistant\" %}", "{%- endif %}{%- if true %}"},
+      {"{{- \"[/AVAILABLE_TOOLS]\" }}\n            {%- endif %}",
+       "{%- endif %}{{- \"[/AVAILABLE_TOOLS]\" }}"},
+      {"(ns.index % 2 == 0)", "(ns.index % 2 == 1)"},
+  };
+  for (const auto& [from, to] : edits) {
+    std::string altered = real;
+    const size_t at = altered.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    altered.replace(at, std::string(from).size(), to);
+    ChatTemplate t;
+    EXPECT_EQ(t.Init(altered).code(), StatusCode::kUnsupported) << to;
+  }
+}
+
 // A metadata-only GGUF file with the keys chat formatting reads.
 Status OpenChatFile(const std::string& architecture, const char* chat_template,
                     std::vector<uint8_t>* bytes, gguf::GgufFile* file) {
@@ -315,16 +361,17 @@ TEST(ChatFormatsTest, NoTemplateNamesTheFamilysFormatAndTheFlag) {
   EXPECT_EQ(ChatError("gemma3", nullptr),
             "the model has no chat template (tokenizer.chat_template); its family (gemma3) uses "
             "\"gemma\": choose it with --chat-template gemma (staticlm_set_chat_format)");
-  EXPECT_EQ(
-      ChatError("llama", nullptr),
-      "the model has no chat template (tokenizer.chat_template): choose a format with "
-      "--chat-template NAME (chatml, gemma, llama3, phi3, mistral; staticlm_set_chat_format)");
+  EXPECT_EQ(ChatError("llama", nullptr),
+            "the model has no chat template (tokenizer.chat_template): choose a format with "
+            "--chat-template NAME (chatml, gemma, llama3, phi3, mistral, mistral-nemo; "
+            "staticlm_set_chat_format)");
 }
 
 TEST(ChatFormatsTest, UnknownTemplateNamesTheFlag) {
   EXPECT_EQ(ChatError("llama", "{{ messages }}"),
             "the model's chat template (tokenizer.chat_template) is not one staticlm recognises "
-            "(chatml, gemma, llama3, phi3, mistral): choose a format with --chat-template NAME "
+            "(chatml, gemma, llama3, phi3, mistral, mistral-nemo): choose a format with "
+            "--chat-template NAME "
             "(staticlm_set_chat_format)");
 }
 
@@ -388,8 +435,9 @@ TEST(ChatFormatsCApiTest, NoTemplateThenForcedFormat) {
             STATICLM_INVALID_STATE);
 
   EXPECT_EQ(staticlm_set_chat_format(ctx.get(), "nope"), STATICLM_INVALID_ARGUMENT);
-  EXPECT_STREQ(staticlm_last_error(ctx.get()),
-               "unknown chat format 'nope': expected chatml, gemma, llama3, phi3, mistral");
+  EXPECT_STREQ(
+      staticlm_last_error(ctx.get()),
+      "unknown chat format 'nope': expected chatml, gemma, llama3, phi3, mistral, mistral-nemo");
   ASSERT_EQ(staticlm_set_chat_format(ctx.get(), "gemma"), STATICLM_OK);
   ASSERT_EQ(staticlm_chat_format(ctx.get(), &info), STATICLM_OK);
   EXPECT_STREQ(info.name, "gemma");

@@ -274,16 +274,16 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
                                      size_t capacity, size_t* n_bytes);
 
 /* Init phase: call after staticlm_create, before the run phase (it may allocate). Chooses the
- * chat format of staticlm_format_chat: "chatml", "gemma", "llama3", "phi3" or "mistral" forces
- * that family's reference format (ChatML without a default system message) whatever the model's
- * file says, for a model without a chat template (Gemma 3 270M base) or with one staticlm does not
- * recognise; NULL or "" goes back to the file's template. `name` is borrowed for the call. An
- * unknown name is STATICLM_INVALID_ARGUMENT (the message lists the known ones) and changes nothing.
- */
+ * chat format of staticlm_format_chat: "chatml", "gemma", "llama3", "phi3", "mistral" or
+ * "mistral-nemo" forces that family's reference format (ChatML without a default system message)
+ * whatever the model's file says, for a model without a chat template (Gemma 3 270M base) or with
+ * one staticlm does not recognise; NULL or "" goes back to the file's template. `name` is borrowed
+ * for the call. An unknown name is STATICLM_INVALID_ARGUMENT (the message lists the known ones)
+ * and changes nothing. */
 staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name);
 
 typedef struct staticlm_chat_format_info {
-  const char* name; /* "chatml", "gemma", "llama3", "phi3" or "mistral" */
+  const char* name; /* "chatml", "gemma", "llama3", "phi3", "mistral" or "mistral-nemo" */
   /* The text of the token that ends a turn ("<|im_end|>", "<end_of_turn>", "<|eot_id|>",
    * "<|end|>", "</s>"); generation stops
    * at it (staticlm_is_end_of_generation). A reply sampled up to it but not decoded is closed
@@ -291,7 +291,8 @@ typedef struct staticlm_chat_format_info {
   const char* end_of_turn;
   /* Nonzero: a system message is a turn of its own, which can be rendered and prefilled
    * alone. 0: it has no role of its own and joins the first user turn (Gemma), so it must be
-   * rendered together with that turn, or the template has none (Mistral [INST]). */
+   * rendered together with that turn, or the template has none (Mistral [INST]), or it joins
+   * the last user message (Mistral NeMo; a continuation does not repeat it). */
   int32_t system_turn;
 } staticlm_chat_format_info;
 

@@ -117,6 +117,28 @@ constexpr ChatFormat kFormats[] = {
         .families = "",  // GGUF writes Mistral as "llama"
         .match = text::MatchMistral,
     },
+    {
+        .name = "mistral-nemo",
+        .turn_start = "",
+        .assistant_role = "",
+        .role_end = "",
+        .end_of_turn = "</s>",
+        .after_turn = "",
+        .generation_prompt = "",
+        .user_turn_start = "[INST]",
+        .user_turn_end = "[/INST]",
+        .end_without_prompt = "",
+        .system = SystemMessageStyle::kLastUserPrefix,
+        .starts_with_bos = true,
+        .alternates = true,
+        .trims_content = false,
+        .system_separator = "\n\n",
+        .system_preamble = "",
+        .always_system = false,
+        .skips_empty_system = false,
+        .families = "",  // GGUF writes Mistral NeMo as "llama"
+        .match = text::MatchMistralNemo,
+    },
 };
 
 // True when `name` is one of the ", "-separated names in `list`.
@@ -147,8 +169,8 @@ const ChatFormat* ChatFormatOfFamily(std::string_view architecture) {
 }
 
 const char* ChatFormatNames() {
-  return "chatml, gemma, llama3, phi3, mistral";  // kFormats' names; chat_formats_test checks they
-                                                  // agree
+  // kFormats' names; chat_formats_test checks they agree.
+  return "chatml, gemma, llama3, phi3, mistral, mistral-nemo";
 }
 
 ChatParams DefaultChatParams(const ChatFormat& format) {

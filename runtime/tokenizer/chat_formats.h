@@ -24,6 +24,11 @@
 //   mistral [INST] USER [/INST]ASSISTANT</s> … (Mistral 7B Instruct v0.1 / v0.2). No system
 //           role (the template raises), roles alternate, starts with {{ bos_token }}, no prompt
 //           after the last [/INST].
+//   mistral-nemo  [INST]USER[/INST]ASSISTANT</s> … with no spaces (Mistral NeMo Instruct 2407,
+//           Mistral's "v3-tekken" layout). A leading system message's text and "\n\n" open the
+//           LAST message when that is a user message (the template's loop.last) and are left
+//           out otherwise; roles alternate, only user and assistant after the system message,
+//           an empty conversation raises; starts with {{ bos_token }}, no prompt after [/INST].
 #pragma once
 
 #include <cstdint>
@@ -38,6 +43,7 @@ enum class SystemMessageStyle : uint8_t {
   kOwnTurn,          // a turn like any other
   kFirstUserPrefix,  // its text and a separator open the first user turn
   kNone,             // the template refuses a system message
+  kLastUserPrefix,   // its text and a separator open the last message if that is a user's
 };
 
 // What one template of a family fixes that the row does not. Init only; allocates.
@@ -48,7 +54,8 @@ struct ChatParams {
   // kOwnTurn: a system turn inserted when the conversation does not start with one.
   bool inserts_default_system = false;
   std::string default_system;
-  // kFirstUserPrefix: what follows the system text, before the first user message's text.
+  // kFirstUserPrefix / kLastUserPrefix: what follows the system text, before the user
+  // message's text.
   std::string system_separator;
   // kOwnTurn: text opening every system turn's content (Llama 3.1+'s knowledge and today's
   // date lines).
@@ -98,7 +105,7 @@ const ChatFormat* FindChatFormat(std::string_view name);
 // The row whose families include `architecture`, or nullptr.
 const ChatFormat* ChatFormatOfFamily(std::string_view architecture);
 
-// The names of every row, for messages: "chatml, gemma, llama3, phi3, mistral".
+// The names of every row, for messages: "chatml, gemma, llama3, phi3, mistral, mistral-nemo".
 const char* ChatFormatNames();
 
 // The parameters of `format`'s reference template (a forced format).

@@ -66,11 +66,19 @@ std::string_view TrimPythonSpace(std::string_view s) {
   return s;
 }
 
+// Writes `prefix` and the system separator when `prefix` is not null.
+void PutSystemPrefix(BufferWriter* w, const ChatParams& p, const char* prefix) {
+  if (prefix == nullptr) return;
+  w->Put(prefix);
+  w->Put(p.system_separator);
+}
+
 void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::string_view role,
              const char* prefix, std::string_view content) {
   const std::string_view text = p.trims_content ? TrimPythonSpace(content) : content;
   if (role == "user" && !f.user_turn_start.empty()) {
     w->Put(f.user_turn_start);
+    PutSystemPrefix(w, p, prefix);
     w->Put(text);
     w->Put(f.user_turn_end);
     return;
@@ -78,10 +86,7 @@ void PutTurn(BufferWriter* w, const ChatFormat& f, const ChatParams& p, std::str
   w->Put(f.turn_start);
   w->Put(role == "assistant" ? f.assistant_role : role);
   w->Put(f.role_end);
-  if (prefix != nullptr) {
-    w->Put(prefix);
-    w->Put(p.system_separator);
-  }
+  PutSystemPrefix(w, p, prefix);
   if (role == "system") w->Put(p.system_preamble);
   w->Put(text);
   w->Put(f.end_of_turn);
@@ -139,10 +144,10 @@ void PutThinkingTurn(BufferWriter* w, const ChatFormat& f, const ChatMessage* ms
   w->Put(f.after_turn);
 }
 
-// The turns of msgs[0 .. n), the first opening with `system_prefix` (and the separator) when
-// it is not null.
+// The turns of msgs[0 .. n), turn `prefix_at` opening with `system_prefix` (and the
+// separator) when it is not null.
 Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const ChatMessage* msgs,
-                size_t n, const char* system_prefix) {
+                size_t n, const char* system_prefix, size_t prefix_at) {
   for (size_t k = 0; k < n; ++k) {
     const std::string_view role = msgs[k].role;
     STATICLM_RETURN_IF_ERROR(CheckRole(f, p, role, k));
@@ -151,7 +156,7 @@ Status PutTurns(BufferWriter* w, const ChatFormat& f, const ChatParams& p, const
       PutThinkingTurn(w, f, msgs, n, k, LastQueryIndex(msgs, n));
       continue;
     }
-    PutTurn(w, f, p, role, k == 0 ? system_prefix : nullptr, msgs[k].content);
+    PutTurn(w, f, p, role, k == prefix_at ? system_prefix : nullptr, msgs[k].content);
   }
   return Status::Ok();
 }
@@ -167,6 +172,30 @@ Status CheckMessages(const ChatMessage* msgs, size_t n) {
     }
   }
   return Status::Ok();
+}
+
+// Where a leading system message msgs[0] goes: its text and the turn it opens, or (*prefix
+// null) a turn of its own or nowhere. Takes it off msgs when it opens a user turn. Mistral
+// NeMo's template puts it in the last message only when that is a user's (loop.last) and
+// drops it otherwise.
+void PlaceSystemPrefix(const ChatFormat& f, const ChatMessage** msgs, size_t* n,
+                       const char** prefix, size_t* prefix_at) {
+  *prefix = nullptr;
+  *prefix_at = 0;
+  const bool system_first = *n > 0 && std::strcmp((*msgs)[0].role, "system") == 0;
+  if (!system_first || (f.system != SystemMessageStyle::kFirstUserPrefix &&
+                        f.system != SystemMessageStyle::kLastUserPrefix)) {
+    return;
+  }
+  const char* text = (*msgs)[0].content;  // not trimmed: the templates do not trim it
+  ++*msgs;
+  --*n;
+  if (f.system == SystemMessageStyle::kFirstUserPrefix) {
+    *prefix = text;
+  } else if (*n > 0 && std::strcmp((*msgs)[*n - 1].role, "user") == 0) {
+    *prefix = text;
+    *prefix_at = *n - 1;
+  }
 }
 
 Status Finish(const BufferWriter& w, size_t* n_out) {
@@ -221,18 +250,22 @@ Status ChatTemplate::FormatChat(const ChatMessage* msgs, size_t n, bool add_gene
   *n_out = 0;
   if (format_ == nullptr) return Unavailable();
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
+  // Mistral NeMo's template reads messages[0] unguarded: it fails on an empty conversation.
+  if (n == 0 && format_->system == SystemMessageStyle::kLastUserPrefix) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the chat template needs at least one message (chat format %s)",
+                         format_->name);
+  }
   BufferWriter w{out, cap};
   if (params_.starts_with_bos) w.Put(bos_text_);
   const bool system_first = n > 0 && std::strcmp(msgs[0].role, "system") == 0;
   const char* system_prefix = nullptr;
-  if (format_->system == SystemMessageStyle::kFirstUserPrefix && system_first) {
-    system_prefix = msgs[0].content;  // not trimmed: the template does not trim it
-    ++msgs;
-    --n;
-  } else if (n > 0 && params_.inserts_default_system && !system_first) {
+  size_t prefix_at = 0;
+  PlaceSystemPrefix(*format_, &msgs, &n, &system_prefix, &prefix_at);
+  if (n > 0 && params_.inserts_default_system && !system_first) {
     PutTurn(&w, *format_, params_, "system", nullptr, params_.default_system);
   }
-  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, system_prefix));
+  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, system_prefix, prefix_at));
   w.Put(add_generation_prompt ? format_->generation_prompt : format_->end_without_prompt);
   return Finish(w, n_out);
 }
@@ -245,7 +278,7 @@ Status ChatTemplate::FormatContinuation(const ChatMessage* msgs, size_t n,
   STATICLM_RETURN_IF_ERROR(CheckMessages(msgs, n));
   BufferWriter w{out, cap};
   w.Put(format_->after_turn);  // what the template writes after the cached end-of-turn token
-  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, nullptr));
+  STATICLM_RETURN_IF_ERROR(PutTurns(&w, *format_, params_, msgs, n, nullptr, 0));
   w.Put(add_generation_prompt ? format_->generation_prompt : format_->end_without_prompt);
   return Finish(w, n_out);
 }

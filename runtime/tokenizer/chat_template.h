@@ -1,6 +1,6 @@
 // ChatTemplate: formats a conversation the way the model's own chat template does, for the
 // families of chat_formats.h (ChatML, Gemma, Llama 3, Phi-3,
-// Mistral [INST]).
+// Mistral [INST], Mistral NeMo).
 //
 // The model ships its template as Jinja text (tokenizer.chat_template). Rather than run a
 // Jinja interpreter, Init recognises the template as one family's (chat_formats.h) and
@@ -43,8 +43,8 @@ class ChatTemplate {
   Status Init(std::string_view jinja, std::string_view bos_text = {});
 
   // Init only; allocates. Forces the reference format of the family `name` ("chatml",
-  // "gemma", "llama3", "phi3", "mistral"): the family's reference template. kInvalidArgument for an
-  // unknown name, which leaves the object as it was.
+  // "gemma", "llama3", "phi3", "mistral", "mistral-nemo"): the family's reference template.
+  // kInvalidArgument for an unknown name, which leaves the object as it was.
   Status InitFormat(std::string_view name, std::string_view bos_text = {});
 
   // Init only. Leaves the object without a format; FormatChat and FormatContinuation then
@@ -64,6 +64,8 @@ class ChatTemplate {
   // (format()->end_of_turn) is already in the cache, i.e. the text the full template would
   // produce from there on: format()->after_turn + the messages (+ the generation prompt).
   // Never inserts a default system message or the system prefix. Errors as FormatChat.
+  // Mistral NeMo's template writes the system text into the last user message, so a full
+  // rendering of a longer conversation moves it; the cache keeps it in the turn it came with.
   Status FormatContinuation(const ChatMessage* msgs, size_t n, bool add_generation_prompt,
                             char* out, size_t cap, size_t* n_out) const;
 
@@ -80,7 +82,7 @@ class ChatTemplate {
   const ChatFormat* format_ = nullptr;
   ChatParams params_;
   std::string bos_text_;
-  char unavailable_[200] = "the model has no chat template (tokenizer.chat_template)";
+  char unavailable_[240] = "the model has no chat template (tokenizer.chat_template)";
 };
 
 }  // namespace staticlm

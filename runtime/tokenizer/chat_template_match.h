@@ -42,4 +42,9 @@ Status MatchLlama3(std::string_view jinja, ChatParams* params);
 Status MatchPhi3(std::string_view jinja, ChatParams* params);
 Status MatchMistral(std::string_view jinja, ChatParams* params);
 
+// Recognises Mistral NeMo's template (chat_template_match_mistral_nemo.cpp): [INST]USER[/INST]
+// without spaces, the system text in the last user message, tool parts that print only with
+// tools. kUnsupported for any other template.
+Status MatchMistralNemo(std::string_view jinja, ChatParams* params);
+
 }  // namespace staticlm::text

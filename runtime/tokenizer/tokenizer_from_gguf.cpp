@@ -85,7 +85,7 @@ namespace {
 
 // Leaves `chat` without a format, saying why and how to choose one.
 void DisableChat(std::string_view architecture, bool has_template, ChatTemplate* chat) {
-  char reason[200];
+  char reason[240];  // a Status message's size
   const ChatFormat* family = ChatFormatOfFamily(architecture);
   if (has_template) {
     std::snprintf(reason, sizeof(reason),

@@ -2,8 +2,8 @@
 // chat_template_match*.cpp). Any bytes are taken as a model's tokenizer.chat_template; one
 // that is recognised must then format a conversation (with and without its system message,
 // and as a continuation) within the buffer it is given.
-// Seeds: the templates of SmolLM2, Gemma 3, Llama 3.2, Phi-3.5, Mistral v0.2, Qwen2.5 and
-// Qwen3 (tests/reference/chat_templates/), and their prefixes.
+// Seeds: the templates of SmolLM2, Gemma 3, Llama 3.2, Phi-3.5, Mistral v0.2, Mistral NeMo,
+// Qwen2.5 and Qwen3 (tests/reference/chat_templates/), and their prefixes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

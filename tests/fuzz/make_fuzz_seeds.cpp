@@ -88,8 +88,8 @@ void ChatTemplateSeeds() {
   // Gemma 3's template as transformers renders it (tests/reference/chat_templates/).
   Seed("chat_template_fuzz", "gemma3",
        fuzz::ReadFileBytes(STATICLM_SOURCE_DIR "/tests/reference/chat_templates/gemma3.jinja"));
-  // The real Llama 3.2, Phi-3.5, Mistral v0.2, Qwen2.5 and Qwen3 templates.
-  for (const char* name : {"llama3", "phi3", "mistral", "qwen2", "qwen3"}) {
+  // The real Llama 3.2, Phi-3.5, Mistral v0.2, Mistral NeMo, Qwen2.5 and Qwen3 templates.
+  for (const char* name : {"llama3", "phi3", "mistral", "mistral_nemo", "qwen2", "qwen3"}) {
     Seed("chat_template_fuzz", name,
          fuzz::ReadFileBytes(std::string(STATICLM_SOURCE_DIR "/tests/reference/chat_templates/") +
                              name + ".jinja"));

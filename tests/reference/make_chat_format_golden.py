@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Writes tests/golden/chat_formats.txt: conversations rendered by transformers' own chat-template
 renderer (transformers.utils.chat_template_utils.render_jinja_template, jinja2 in the sandboxed
-environment apply_chat_template uses) from two real templates:
+environment apply_chat_template uses) from three real templates:
 
-  gemma3   tests/reference/chat_templates/gemma3.jinja, Gemma 3's instruct template (source noted in
-           tests/reference/README.md, "Chat format golden data"), rendered with bos_token "<bos>"
-  smollm2  tokenizer.chat_template read from models/SmolLM2-135M-Instruct.Q4_1.gguf
+  gemma3        tests/reference/chat_templates/gemma3.jinja, Gemma 3's instruct template (source
+                noted in tests/reference/README.md, "Chat format golden data"), rendered with
+                bos_token "<bos>"
+  smollm2       tokenizer.chat_template read from models/SmolLM2-135M-Instruct.Q4_1.gguf
+  mistral_nemo  tests/reference/chat_templates/mistral_nemo.jinja, the chat template of
+                mistralai/Mistral-Nemo-Instruct-2407, rendered with bos_token "<s>" and eos_token
+                "</s>", with the cases of NEMO_CASES too
 
 tests/chat_formats_test.cpp formats the same conversations with staticlm and requires byte equality.
 Nothing here comes from staticlm.
@@ -58,6 +62,20 @@ CASES = [
     # Gemma's template raises on these; ChatML renders them.
     ("roles_not_alternating", msgs(("user", "one"), ("user", "two")), True),
     ("assistant_first", msgs(("assistant", "I start."), ("user", "Hi")), True),
+]
+
+# Mistral NeMo only: its system message goes into the last message when that is a user's and
+# nowhere otherwise; it raises on an empty conversation and on any role but user and assistant
+# after the system message.
+NEMO_CASES = [
+    ("system_then_reply", msgs(("system", SYSTEM), ("user", "Hello"), ("assistant", "Hi.")), False),
+    ("system_three_turns", msgs(("system", SYSTEM), ("user", "One"), ("assistant", "1"),
+                                ("user", "Two"), ("assistant", "2"), ("user", "Three")), True),
+    ("system_only", msgs(("system", SYSTEM)), True),
+    ("empty_conversation", [], True),
+    ("tool_message", msgs(("user", "Hi"), ("assistant", "Calling."), ("tool", "42")), True),
+    ("system_not_first", msgs(("user", "Hi"), ("assistant", "Hello."), ("system", "Be brief."),
+                              ("user", "Bye")), True),
 ]
 
 
@@ -115,6 +133,8 @@ def main():
     templates["smollm2"] = (read_smollm2_template(args.model), {})
     for name, text in gemma_variants(templates["gemma3"][0]).items():
         templates[name] = (text, {"bos_token": "<bos>"})
+    with open(os.path.join(HERE, "chat_templates", "mistral_nemo.jinja"), encoding="utf-8") as f:
+        templates["mistral_nemo"] = (f.read(), {"bos_token": "<s>", "eos_token": "</s>"})
 
     lines = [
         "# Chat format golden data: conversations rendered by transformers' render_jinja_template.",
@@ -122,7 +142,8 @@ def main():
         f"jinja2 {jinja2.__version__}, python {sys.version.split()[0]}",
         f"# date: {datetime.date.today().isoformat()}",
         "# templates: gemma3 = tests/reference/chat_templates/gemma3.jinja (bos_token '<bos>'), "
-        "smollm2 = tokenizer.chat_template of models/SmolLM2-135M-Instruct.Q4_1.gguf",
+        "smollm2 = tokenizer.chat_template of models/SmolLM2-135M-Instruct.Q4_1.gguf, "
+        "mistral_nemo = tests/reference/chat_templates/mistral_nemo.jinja (bos_token '<s>', eos_token '</s>')",
         "# format: 'template NAME HEX' (the Jinja text; gemma3_* are variants of gemma3 made by this script),",
         "# then per case 'case NAME TEMPLATE ADD_GENERATION_PROMPT', 'message ROLE HEX' per message, and",
         "# 'text HEX' (the rendering) or 'error' (the template raised); HEX is the lowercase hex of the UTF-8",
@@ -134,8 +155,10 @@ def main():
                 render(templates["gemma3"][0], messages, gen, bos_token="<bos>"), variant
     for template_name, (template, _) in templates.items():
         lines.append(f"template {template_name} {hexs(template)}")
+    n_cases = 0
     for template_name, (template, extra) in templates.items():
-        for name, messages, gen in CASES:
+        for name, messages, gen in CASES + (NEMO_CASES if template_name == "mistral_nemo" else []):
+            n_cases += 1
             lines.append(f"case {name} {template_name} {int(gen)}")
             for m in messages:
                 lines.append(f"message {m['role']} {hexs(m['content']) or '-'}")
@@ -145,7 +168,7 @@ def main():
                 lines.append("error")
     with open(args.out, "w", encoding="ascii", newline="\n") as f:
         f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}: {len(CASES) * len(templates)} cases")
+    print(f"wrote {args.out}: {n_cases} cases")
 
 
 if __name__ == "__main__":
