@@ -341,7 +341,7 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   return Status::Ok();
 }
 
-// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0 and Q5_0 weights the products read,
+// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0 and Q6_K weights the products read,
 // packed once into the layout those kernels stream (packed_weights.h).
 Status CpuBackend::PreparePackedWeights() {
   std::vector<PackedWeights::Matrix> matrices;

@@ -17,6 +17,8 @@
 
 #include <immintrin.h>
 
+#include "backends/cpu/arch/x86/int8_sums.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
@@ -362,10 +364,7 @@ STATICLM_AVX2 __m256i DotInt8SubBlocks(const __m256i lo[4], const __m256i hi[4],
     plo[j] = DotBytes<false>(lo[j], xlo);
     phi[j] = DotBytes<false>(hi[j], xhi);
   }
-  // Σ q[0..15]: psadbw of q + 128 against zero sums each 8 bytes, less 16 · 128.
-  const __m128i sad =
-      _mm_sad_epu8(_mm_xor_si128(qlo, _mm_set1_epi8(static_cast<char>(0x80))), _mm_setzero_si128());
-  const int32_t sum_lo = _mm_cvtsi128_si32(sad) + _mm_extract_epi16(sad, 4) - 16 * 128;
+  const int32_t sum_lo = SumInt8x16(q);
   const __m256i dlo = _mm256_sub_epi32(Reduce4(plo), _mm256_set1_epi32(kOffset * sum_lo));
   const __m256i dhi = _mm256_sub_epi32(Reduce4(phi), _mm256_set1_epi32(kOffset * (sum - sum_lo)));
   return _mm256_add_epi32(_mm256_mullo_epi32(sa, dlo), _mm256_mullo_epi32(sb, dhi));

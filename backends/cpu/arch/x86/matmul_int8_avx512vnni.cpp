@@ -19,6 +19,7 @@
 #if defined(__x86_64__)
 
 #include "backends/cpu/arch/x86/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/int8_sums.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -339,10 +340,7 @@ STATICLM_VNNI __m512i DotInt8SubBlocks(const __m512i lo[4], const __m512i hi[4],
     plo[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[j], xlo);
     phi[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi[j], xhi);
   }
-  // Σ q[0..15]: psadbw of q + 128 against zero sums each 8 bytes, less 16 · 128.
-  const __m128i sad =
-      _mm_sad_epu8(_mm_xor_si128(qlo, _mm_set1_epi8(static_cast<char>(0x80))), _mm_setzero_si128());
-  const int32_t sum_lo = _mm_cvtsi128_si32(sad) + _mm_extract_epi16(sad, 4) - 16 * 128;
+  const int32_t sum_lo = SumInt8x16(q);
   const __m512i dlo = _mm512_sub_epi32(Reduce4(plo), _mm512_set1_epi32(kOffset * sum_lo));
   const __m512i dhi = _mm512_sub_epi32(Reduce4(phi), _mm512_set1_epi32(kOffset * (sum - sum_lo)));
   return _mm512_add_epi32(_mm512_mullo_epi32(sa, dlo), _mm512_mullo_epi32(sb, dhi));

@@ -1,6 +1,6 @@
-// AVX-512 VNNI products of int8 activations with Q8_0 or Q5_0 weights in the packed x16 layout
-// (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16 output rows
-// as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
+// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0 or Q6_K weights in the packed x16
+// layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16 output
+// rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
 // broadcast adds them into each row's own lane: no gathers, no cross-lane reduction, and the
 // weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
 // (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block order).
@@ -11,6 +11,7 @@
 #if defined(__x86_64__)
 
 #include "backends/cpu/arch/x86/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/int8_sums.h"
 
 #include <cstring>
 
@@ -24,8 +25,21 @@ constexpr int kMaxRows = 8;  // activation rows sharing each loaded weight chunk
 // KiB) and the hint made no difference beyond the noise; the layout did (11 → 20+ GB/s).
 constexpr size_t kPrefetchAhead = 4096;
 
+// The 16 rows' f16 scales at p, as f32.
+STATICLM_VNNI __m512 LoadScales(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start.
+struct BlockScales {
+  static constexpr bool kSubBlockScales = false;
+  STATICLM_VNNI static __m512 Dw(const uint8_t* group, int64_t b) {
+    return LoadScales(group + static_cast<size_t>(b) * kPackedScales);
+  }
+};
+
 // Q8_0: step s is chunk s of the block's quants, made unsigned (u = wq + 128).
-struct Q8_0Steps {
+struct Q8_0Steps : BlockScales {
   static constexpr int32_t kOffset = 128;
   static constexpr size_t kBlockBytes = kPackedQ8_0Block;
   const uint8_t* quants;
@@ -41,7 +55,7 @@ struct Q8_0Steps {
 // Q5_0: step s is the low (s even) or high (s odd) nibbles of chunk s / 2, with bit 4 of each
 // byte from the rows' qh words: bits 4s … 4s + 3 of a row's word, spread one to a byte by a
 // 16-entry table (vpermd takes an index's low 4 bits). u = 5-bit value = wq + 16.
-struct Q5_0Steps {
+struct Q5_0Steps : BlockScales {
   static constexpr int32_t kOffset = 16;
   static constexpr size_t kBlockBytes = kPackedQ5_0Block;
   const uint8_t* nibbles;
@@ -65,6 +79,43 @@ struct Q5_0Steps {
   }
 };
 
+// Q6_K: dw = the super-block's d; step s is the low (s even) or high (s odd) nibbles of chunk
+// s / 2 with bits 4-5 from bits 2 (s % 4), +1 of high-bit chunk s / 4, moved there by a shift
+// (any bits it carries across bytes are masked off). u = q6 = wq + 32. Steps 0-3 are the values
+// of the block's first scale, 4-7 of its second (kSubBlockScales: sa, sb, one lane per row).
+struct Q6_KSteps {
+  static constexpr int32_t kOffset = 32;
+  static constexpr size_t kBlockBytes = kPackedQ6_KBlock;
+  static constexpr bool kSubBlockScales = true;
+  const uint8_t* nibbles;
+  const uint8_t* high_bits;
+  __m512i sa, sb;
+  STATICLM_VNNI Q6_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ6KSections at = Q6KSections(blocks);
+    const size_t block = static_cast<size_t>(b);
+    nibbles = group + at.nibbles + 256 * block;
+    high_bits = group + at.high_bits + 128 * block;
+    const uint8_t* scales = group + at.scales + 32 * block;
+    sa = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
+    sb = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16)));
+  }
+  STATICLM_VNNI static __m512 Dw(const uint8_t* group, int64_t b) {
+    return LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales);
+  }
+  STATICLM_VNNI __m512i Step(int s) const {
+    const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
+    const __m512i low4 =
+        _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+    const __m512i high = _mm512_loadu_si512(high_bits + 64 * (s / 4));
+    // Bits 2 (s % 4), +1 of each byte moved to bits 4-5 (what else moves is masked off); the
+    // shift is a constant once the steps are unrolled.
+    const int up = 4 - 2 * (s % 4);
+    const __m512i at45 = up >= 0 ? _mm512_slli_epi16(high, up) : _mm512_srli_epi16(high, -up);
+    // low4 | (at45 & 0x30)
+    return _mm512_ternarylogic_epi32(low4, at45, _mm512_set1_epi8(0x30), 0xf8);
+  }
+};
+
 // Rows [r0, r0 + R) × one group of 16 output columns at `group`; y points at (r0, column 0);
 // only the first `count` columns are stored.
 template <class B, int R>
@@ -76,8 +127,7 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(group + static_cast<size_t>(b) * kPackedScales)));
+    const __m512 dw = B::Dw(group, b);
     // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
     // whole group and on into the next, with no gap where the sections meet.
     for (size_t line = 0; line < B::kBlockBytes; line += 64) {
@@ -86,7 +136,9 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                    _MM_HINT_T0);
     }
     const B steps(group, blocks, b);
-    // Two partial sums per row (even and odd steps): two dependency chains of vpdpbusd.
+    // Two partial sums per row: even and odd steps (two dependency chains of vpdpbusd), or with
+    // kSubBlockScales steps 0-3 and 4-7 (the values of the block's two scales).
+    constexpr bool kSub = B::kSubBlockScales;
     __m512i dot[R][2];
     for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm512_setzero_si512();
 #pragma GCC unroll 8
@@ -96,14 +148,23 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
       for (int r = 0; r < R; ++r) {
         int32_t four;
         std::memcpy(&four, q + ((r0 + r) * blocks + b) * kQuantBlock + 4 * s, 4);
-        dot[r][s % 2] = _mm512_dpbusd_epi32(dot[r][s % 2], w, _mm512_set1_epi32(four));
+        const int chain = kSub ? s / 4 : s % 2;
+        dot[r][chain] = _mm512_dpbusd_epi32(dot[r][chain], w, _mm512_set1_epi32(four));
       }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const int64_t xb = (r0 + r) * blocks + b;
-      const __m512i idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
-                                            _mm512_set1_epi32(B::kOffset * x.sum[xb]));
+      __m512i idot;
+      if constexpr (kSub) {  // sa · (dot_a − offset · Σ q[0..15]) + sb · (the same for 16..31)
+        const int32_t sum_a = SumInt8x16(q + xb * kQuantBlock), sum_b = x.sum[xb] - sum_a;
+        const __m512i a = _mm512_sub_epi32(dot[r][0], _mm512_set1_epi32(B::kOffset * sum_a));
+        const __m512i c = _mm512_sub_epi32(dot[r][1], _mm512_set1_epi32(B::kOffset * sum_b));
+        idot = _mm512_add_epi32(_mm512_mullo_epi32(steps.sa, a), _mm512_mullo_epi32(steps.sb, c));
+      } else {
+        idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
+                                _mm512_set1_epi32(B::kOffset * x.sum[xb]));
+      }
       const __m512 term =
           _mm512_mul_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[xb])), _mm512_cvtepi32_ps(idot));
       acc[r] = _mm512_add_ps(acc[r], term);
@@ -116,6 +177,7 @@ struct VnniPacked {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
   using Q5_0 = Q5_0Steps;
+  using Q6_K = Q6_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
