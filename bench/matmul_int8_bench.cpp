@@ -12,7 +12,7 @@
 //
 //   matmul_int8_bench [--reps 9] [--threads 1|2] [--pool-mib 256] [--rows-prefill 64]
 //                     [--isa avx512|avx2]   (avx512: f32 AVX-512 vs VNNI; avx2: both AVX2)
-//                     [--shapes smollm2|gemma3]
+//                     [--shapes smollm2|gemma3] [--match TEXT]  (only shapes whose name has TEXT)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
   using namespace staticlm::cpu;
   int reps = 9, threads = 1;
   bool avx2 = false, gemma = false;
+  std::string match;
   int64_t prefill_rows = 64;
   size_t pool_mib = 256;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -223,6 +224,8 @@ int main(int argc, char** argv) {
       avx2 = std::string(argv[i + 1]) == "avx2";
     else if (flag == "--shapes")
       gemma = std::string(argv[i + 1]) == "gemma3";
+    else if (flag == "--match")
+      match = argv[i + 1];
     else {
       std::fprintf(stderr, "matmul_int8_bench: unknown flag %s\n", flag.c_str());
       return 2;
@@ -245,6 +248,8 @@ int main(int argc, char** argv) {
       MatMulIsaName(f32_isa), kernels.int8.name, threads, reps);
   std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
   if (gemma) shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
+  std::erase_if(
+      shapes, [&](const Shape& s) { return std::string(s.name).find(match) == std::string::npos; });
   for (const Shape& shape : shapes) Measure(shape, 1, reps, threads, pool_mib << 20, kernels);
   for (const Shape& shape : shapes) {
     if (shape.n_out <= 2048) Measure(shape, prefill_rows, reps, threads, pool_mib << 20, kernels);

@@ -341,8 +341,8 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   return Status::Ok();
 }
 
-// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0 and Q6_K weights the products read,
-// packed once into the layout those kernels stream (packed_weights.h).
+// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0, Q6_K and Q4_K weights the
+// products read, packed once into the layout those kernels stream (packed_weights.h).
 Status CpuBackend::PreparePackedWeights() {
   std::vector<PackedWeights::Matrix> matrices;
   if (int_kernels_.packed_matmul != nullptr) {

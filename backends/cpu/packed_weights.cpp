@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/dequantize_k.h"
+#include "backends/cpu/kquant_scales.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -11,6 +12,7 @@ namespace {
 constexpr size_t kQ8_0FileBlock = 34;   // f16 d, 32 int8 quants
 constexpr size_t kQ5_0FileBlock = 22;   // f16 d, 32-bit qh, 16 bytes of nibbles
 constexpr size_t kQ6_KFileBlock = 210;  // ql[128], qh[64], int8 scales[16], f16 d (256 values)
+constexpr size_t kQ4_KFileBlock = 144;  // f16 d, dmin, 12 bytes of 6-bit scales, 128 of nibbles
 constexpr size_t kAlignment = 64;
 
 int64_t Groups(int64_t n_out) {
@@ -61,17 +63,39 @@ void PackQ6_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t block
   }
 }
 
-// A Q6_K row into column c of group `group`.
-void PackQ6_KRow(const uint8_t* row, int64_t c, int64_t blocks, uint8_t* group) {
+// Row c's super-block `src` of Q4_K into group `group` (of `blocks` blocks) at super-block sb.
+void PackQ4_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t blocks, uint8_t* group) {
+  const PackedQ4KSections at = Q4KSections(blocks);
+  std::memcpy(group + 64 * sb + 2 * c, src, 2);
+  std::memcpy(group + 64 * sb + 32 + 2 * c, src + 2, 2);
+  uint8_t sc[8], mins[8];
+  kquant::UnpackScalesAndMins(src + 4, sc, mins);
+  for (int64_t unit = 0; unit < 8; ++unit) {
+    const int64_t b = 8 * sb + unit;
+    group[at.scales + 32 * b + c] = sc[unit];
+    group[at.scales + 32 * b + 16 + c] = mins[unit];
+    int u[32];  // sub-blocks 2i, 2i + 1: the low, high nibbles of the same 32 bytes
+    for (int e = 0; e < 32; ++e) u[e] = src[16 + 32 * (unit / 2) + e] >> (4 * (unit % 2));
+    PackNibbles(u, c, group + at.nibbles + 256 * b);
+  }
+}
+
+// A K-quant row (Q6_K or Q4_K) into column c of group `group`, super-block after super-block.
+void PackKQuantRow(DType type, const uint8_t* row, int64_t c, int64_t blocks, uint8_t* group) {
   for (int64_t sb = 0; sb < blocks / 8; ++sb) {
-    PackQ6_KSuperBlock(row + static_cast<size_t>(sb) * kQ6_KFileBlock, c, sb, blocks, group);
+    if (type == DType::kQ6_K) {
+      PackQ6_KSuperBlock(row + static_cast<size_t>(sb) * kQ6_KFileBlock, c, sb, blocks, group);
+    } else {
+      PackQ4_KSuperBlock(row + static_cast<size_t>(sb) * kQ4_KFileBlock, c, sb, blocks, group);
+    }
   }
 }
 
 }  // namespace
 
 uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
-  const int64_t whole = type == DType::kQ6_K ? 256 : 32;  // values per file block
+  const bool k_quant = type == DType::kQ6_K || type == DType::kQ4_K;
+  const int64_t whole = k_quant ? 256 : 32;  // values per file block
   if (!PackedSupportsType(type) || n_out < 1 || n_in < whole || n_in % whole != 0) return 0;
   return static_cast<uint64_t>(Groups(n_out)) * static_cast<uint64_t>(n_in / 32) *
          PackedBlockBytes(type);
@@ -79,15 +103,16 @@ uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
 
 void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t* out) {
   const int64_t blocks = n_in / 32;
-  if (type == DType::kQ6_K) {
-    const size_t row_bytes = static_cast<size_t>(blocks / 8) * kQ6_KFileBlock;
-    const size_t group_bytes = static_cast<size_t>(blocks) * kPackedQ6_KBlock;
+  if (type == DType::kQ6_K || type == DType::kQ4_K) {
+    const size_t file_block = type == DType::kQ6_K ? kQ6_KFileBlock : kQ4_KFileBlock;
+    const size_t row_bytes = static_cast<size_t>(blocks / 8) * file_block;
+    const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
     std::memset(out, 0, static_cast<size_t>(Groups(n_out)) * group_bytes);  // high bits: ORed
     for (int64_t g = 0; g < Groups(n_out); ++g) {
       for (int64_t c = 0; c < kPackedColumns; ++c) {
         const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
-        PackQ6_KRow(w + static_cast<size_t>(row) * row_bytes, c, blocks,
-                    out + static_cast<size_t>(g) * group_bytes);
+        PackKQuantRow(type, w + static_cast<size_t>(row) * row_bytes, c, blocks,
+                      out + static_cast<size_t>(g) * group_bytes);
       }
     }
     return;

@@ -101,9 +101,9 @@ typedef struct staticlm_limits {
    * VNNI or AVX2). 0 (default): f32 activations. 16: within the golden tolerance of transformers
    * (largest logit difference 0.006 with an f32 cache) and faster. 8: faster still, but moves
    * SmolLM2's logits by about 1 (outside the tolerance); with AVX2 or AVX-512 VNNI it also copies
-   * the Q8_0, Q5_0 and Q6_K matrices into a packed layout at init (staticlm_memory.packed_weights_bytes). Other values are
-   * STATICLM_INVALID_ARGUMENT; CPUs without the instructions keep f32 activations
-   * (staticlm_backend_description says which). */
+   * the Q8_0, Q5_0, Q6_K and Q4_K matrices into a packed layout at init
+   * (staticlm_memory.packed_weights_bytes). Other values are STATICLM_INVALID_ARGUMENT; CPUs
+   * without the instructions keep f32 activations (staticlm_backend_description says which). */
   int32_t activation_bits;
   /* A Hugging Face folder (model_path a directory): quantize its weight matrices at init into
    * the weight buffer, "q8_0", "q4_0" or "q4_k" (q4_k: rows that are not whole 256-value blocks

@@ -1,10 +1,10 @@
-// AVX2 products of int8 activations with Q8_0, Q5_0 or Q6_K weights in the packed x16 layout
-// (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
+// AVX2 products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the packed x16
+// layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
 // values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at most
 // 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at most
-// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127); vpmaddwd by ones then widens
-// each row's four products into its own int32 lane.
-// The arithmetic per block is matmul_int8.h's, bit for bit.
+// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_K as its nibbles; vpmaddwd by
+// ones then widens each row's four products into its own int32 lane. The arithmetic per block is
+// matmul_int8.h's, bit for bit.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
 #include "backends/cpu/packed_weights.h"
@@ -39,11 +39,22 @@ STATICLM_AVX2 void LoadScales(const uint8_t* p, __m256 dw[2]) {
   }
 }
 
-// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start.
+// The low (s even) or high (s odd) nibbles of chunk s / 2 of a block's nibbles (Q5_0's order),
+// rows 8h … 8h + 7: values 4s … 4s + 3 of each.
+STATICLM_AVX2 __m256i Nibbles(const uint8_t* nibbles, int s, int h) {
+  const __m256i chunk =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
+  return _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+}
+
+// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
 struct BlockScales {
   static constexpr bool kSubBlockScales = false;
-  STATICLM_AVX2 static void Dw(const uint8_t* group, int64_t b, __m256 dw[2]) {
+  static constexpr bool kHasMin = false;
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
     LoadScales(group + static_cast<size_t>(b) * kPackedScales, dw);
+    m[0] = m[1] = _mm256_setzero_ps();
   }
 };
 
@@ -80,10 +91,7 @@ struct Q5_0Steps : BlockScales {
     qh[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 32));
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const {
-    const __m256i chunk =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
-    const __m256i low4 =
-        _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+    const __m256i low4 = Nibbles(nibbles, s, h);
     const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh[h], 4 * s), _mm256_set1_epi32(0x0f));
     const __m256i fifth = _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
                                            _mm256_set1_epi32(0x10101010));
@@ -99,6 +107,7 @@ struct Q6_KSteps {
   static constexpr int32_t kOffset = 32;
   static constexpr size_t kBlockBytes = kPackedQ6_KBlock;
   static constexpr bool kSubBlockScales = true;
+  static constexpr bool kHasMin = false;
   const uint8_t* nibbles;
   const uint8_t* high_bits;
   __m256i sa[2], sb[2];  // rows 8h … 8h + 7
@@ -115,14 +124,13 @@ struct Q6_KSteps {
           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + 16 + 8 * h)));
     }
   }
-  STATICLM_AVX2 static void Dw(const uint8_t* group, int64_t b, __m256 dw[2]) {
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
     LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales, dw);
+    m[0] = m[1] = _mm256_setzero_ps();
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const {
-    const __m256i chunk =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
-    const __m256i low4 =
-        _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+    const __m256i low4 = Nibbles(nibbles, s, h);
     const __m256i high =
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high_bits + 64 * (s / 4) + 32 * h));
     // Bits 2 (s % 4), +1 of each byte moved to bits 4-5 (what else moves is masked off); the
@@ -134,6 +142,40 @@ struct Q6_KSteps {
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
 
+// The 8 unsigned bytes at p as f32.
+STATICLM_AVX2 __m256 BytesAsFloats(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Q4_K as in the VNNI file: dw = d · sc and m = −(dmin · min) of block b, rows 8h … 8h + 7 in
+// half h (exact products); step s is the nibbles of Nibbles (u = wq).
+struct Q4_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_AVX2 Q4_KSteps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
+    __m256 dd[2], dmin[2];
+    LoadScales(d, dd);
+    LoadScales(d + 32, dmin);
+    for (int h = 0; h < 2; ++h) {
+      const __m256 neg_dmin = _mm256_castsi256_ps(
+          _mm256_xor_si256(_mm256_castps_si256(dmin[h]), _mm256_set1_epi32(INT32_MIN)));
+      dw[h] = _mm256_mul_ps(dd[h], BytesAsFloats(sc + 8 * h));
+      m[h] = _mm256_mul_ps(neg_dmin, BytesAsFloats(sc + 16 + 8 * h));
+    }
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const { return Nibbles(nibbles, s, h); }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
 template <class B, int R>
 STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                                         const QuantizedActivations& x, int64_t r0, float* y,
@@ -142,8 +184,8 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
   __m256 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    __m256 dw[2];
-    B::Dw(group, b, dw);
+    __m256 dw[2], m[2];
+    B::Scales(group, blocks, b, dw, m);
     // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
     // whole group and on into the next, with no gap where the sections meet.
     for (size_t line = 0; line < B::kBlockBytes; line += 64) {
@@ -191,7 +233,11 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
         } else {
           idot = _mm256_sub_epi32(dot[r][h][0], offset);
         }
-        const __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[h], dx), _mm256_cvtepi32_ps(idot));
+        __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[h], dx), _mm256_cvtepi32_ps(idot));
+        if constexpr (B::kHasMin) {
+          term = _mm256_add_ps(
+              term, _mm256_mul_ps(m[h], _mm256_set1_ps(x.d[xb] * static_cast<float>(x.sum[xb]))));
+        }
         acc[r][h] = _mm256_add_ps(acc[r][h], term);
       }
     }
@@ -209,6 +255,7 @@ struct Avx2Packed {
   using Q8_0 = Q8_0Steps;
   using Q5_0 = Q5_0Steps;
   using Q6_K = Q6_KSteps;
+  using Q4_K = Q4_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

@@ -1,6 +1,6 @@
-// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0 or Q6_K weights in the packed x16
-// layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16 output
-// rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
+// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the x16
+// packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16
+// output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
 // broadcast adds them into each row's own lane: no gathers, no cross-lane reduction, and the
 // weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
 // (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block order).
@@ -30,11 +30,21 @@ STATICLM_VNNI __m512 LoadScales(const uint8_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
 
-// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start.
+// The low (s even) or high (s odd) nibbles of chunk s / 2 of a block's nibbles (Q5_0's order):
+// values 4s … 4s + 3 of each row.
+STATICLM_VNNI __m512i Nibbles(const uint8_t* nibbles, int s) {
+  const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
+  return _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+}
+
+// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
 struct BlockScales {
   static constexpr bool kSubBlockScales = false;
-  STATICLM_VNNI static __m512 Dw(const uint8_t* group, int64_t b) {
-    return LoadScales(group + static_cast<size_t>(b) * kPackedScales);
+  static constexpr bool kHasMin = false;
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    *dw = LoadScales(group + static_cast<size_t>(b) * kPackedScales);
+    *m = _mm512_setzero_ps();
   }
 };
 
@@ -71,9 +81,7 @@ struct Q5_0Steps : BlockScales {
         _mm512_setr_epi32(0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
                           0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
                           0x10100000, 0x10100010, 0x10101000, 0x10101010);
-    const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
-    const __m512i low4 =
-        _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+    const __m512i low4 = Nibbles(nibbles, s);
     const __m512i fifth = _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
     return _mm512_or_si512(low4, fifth);
   }
@@ -87,6 +95,7 @@ struct Q6_KSteps {
   static constexpr int32_t kOffset = 32;
   static constexpr size_t kBlockBytes = kPackedQ6_KBlock;
   static constexpr bool kSubBlockScales = true;
+  static constexpr bool kHasMin = false;
   const uint8_t* nibbles;
   const uint8_t* high_bits;
   __m512i sa, sb;
@@ -99,13 +108,13 @@ struct Q6_KSteps {
     sa = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
     sb = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16)));
   }
-  STATICLM_VNNI static __m512 Dw(const uint8_t* group, int64_t b) {
-    return LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales);
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    *dw = LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales);
+    *m = _mm512_setzero_ps();
   }
   STATICLM_VNNI __m512i Step(int s) const {
-    const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
-    const __m512i low4 =
-        _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+    const __m512i low4 = Nibbles(nibbles, s);
     const __m512i high = _mm512_loadu_si512(high_bits + 64 * (s / 4));
     // Bits 2 (s % 4), +1 of each byte moved to bits 4-5 (what else moves is masked off); the
     // shift is a constant once the steps are unrolled.
@@ -114,6 +123,35 @@ struct Q6_KSteps {
     // low4 | (at45 & 0x30)
     return _mm512_ternarylogic_epi32(low4, at45, _mm512_set1_epi8(0x30), 0xf8);
   }
+};
+
+// The 16 unsigned bytes at p as f32.
+STATICLM_VNNI __m512 BytesAsFloats(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Q4_K: dw = d · sc and m = −(dmin · min) of block b (the super-block's f16 d and dmin, the
+// block's 6-bit sc and min bytes, one lane per row: exact products, as the reference's); step s
+// is the nibbles of Nibbles (u = wq).
+struct Q4_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_VNNI Q4_KSteps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m512* dw,
+                                   __m512* m) {
+    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
+    const __m512 neg_dmin = _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(LoadScales(d + 32)), _mm512_set1_epi32(INT32_MIN)));
+    *dw = _mm512_mul_ps(LoadScales(d), BytesAsFloats(sc));
+    *m = _mm512_mul_ps(neg_dmin, BytesAsFloats(sc + 16));
+  }
+  STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
 };
 
 // Rows [r0, r0 + R) × one group of 16 output columns at `group`; y points at (r0, column 0);
@@ -127,7 +165,8 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    const __m512 dw = B::Dw(group, b);
+    __m512 dw, m;
+    B::Scales(group, blocks, b, &dw, &m);
     // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
     // whole group and on into the next, with no gap where the sections meet.
     for (size_t line = 0; line < B::kBlockBytes; line += 64) {
@@ -165,8 +204,12 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
         idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
                                 _mm512_set1_epi32(B::kOffset * x.sum[xb]));
       }
-      const __m512 term =
+      __m512 term =
           _mm512_mul_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[xb])), _mm512_cvtepi32_ps(idot));
+      if constexpr (B::kHasMin) {
+        term = _mm512_add_ps(
+            term, _mm512_mul_ps(m, _mm512_set1_ps(x.d[xb] * static_cast<float>(x.sum[xb]))));
+      }
       acc[r] = _mm512_add_ps(acc[r], term);
     }
   }
@@ -178,6 +221,7 @@ struct VnniPacked {
   using Q8_0 = Q8_0Steps;
   using Q5_0 = Q5_0Steps;
   using Q6_K = Q6_KSteps;
+  using Q4_K = Q4_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
