@@ -191,7 +191,7 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
       shape.name, static_cast<long long>(rows), Median(tf) * 1e6, Median(t8) * 1e6,
       Median(t16) * 1e6, Median(r8), Median(r16), static_cast<double>(s.one) / Median(tf) / 1e9,
       static_cast<double>(s.one) / Median(t8) / 1e9,
-      static_cast<double>(s.one) / Median(t16) / 1e9);
+      has_int16 ? static_cast<double>(s.one) / Median(t16) / 1e9 : 0.0);
   if (packable) {  // packed int8 against int8 in the file layout, same rounds
     std::printf("%-27s rows %2lld  int8 packed %8.1f us  int8/packed %5.2f  (GB/s: %4.1f)\n", "",
                 static_cast<long long>(rows), Median(tp) * 1e6, Median(rp),

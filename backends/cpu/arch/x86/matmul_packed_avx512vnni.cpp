@@ -175,11 +175,15 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                    _MM_HINT_T0);
     }
     const B steps(group, blocks, b);
-    // Two partial sums per row: even and odd steps (two dependency chains of vpdpbusd), or with
-    // kSubBlockScales steps 0-3 and 4-7 (the values of the block's two scales).
+    // Two partial sums per row: even and odd steps (two dependency chains of vpdpbusd). With
+    // kSubBlockScales, steps 0-3 and 4-7 (the values of the block's two scales) sum apart, each
+    // again in two chains while the registers allow (R ≤ 4).
     constexpr bool kSub = B::kSubBlockScales;
-    __m512i dot[R][2];
-    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm512_setzero_si512();
+    constexpr int kChains = kSub && R <= 4 ? 4 : 2;
+    __m512i dot[R][kChains];
+    for (int r = 0; r < R; ++r) {
+      for (int k = 0; k < kChains; ++k) dot[r][k] = _mm512_setzero_si512();
+    }
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
       const __m512i w = steps.Step(s);
@@ -187,7 +191,7 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
       for (int r = 0; r < R; ++r) {
         int32_t four;
         std::memcpy(&four, q + ((r0 + r) * blocks + b) * kQuantBlock + 4 * s, 4);
-        const int chain = kSub ? s / 4 : s % 2;
+        const int chain = !kSub ? s % 2 : kChains == 4 ? 2 * (s / 4) + s % 2 : s / 4;
         dot[r][chain] = _mm512_dpbusd_epi32(dot[r][chain], w, _mm512_set1_epi32(four));
       }
     }
@@ -197,8 +201,11 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
       __m512i idot;
       if constexpr (kSub) {  // sa · (dot_a − offset · Σ q[0..15]) + sb · (the same for 16..31)
         const int32_t sum_a = SumInt8x16(q + xb * kQuantBlock), sum_b = x.sum[xb] - sum_a;
-        const __m512i a = _mm512_sub_epi32(dot[r][0], _mm512_set1_epi32(B::kOffset * sum_a));
-        const __m512i c = _mm512_sub_epi32(dot[r][1], _mm512_set1_epi32(B::kOffset * sum_b));
+        const __m512i dot_a = kChains == 4 ? _mm512_add_epi32(dot[r][0], dot[r][1]) : dot[r][0];
+        const __m512i dot_b =
+            kChains == 4 ? _mm512_add_epi32(dot[r][2], dot[r][kChains - 1]) : dot[r][1];
+        const __m512i a = _mm512_sub_epi32(dot_a, _mm512_set1_epi32(B::kOffset * sum_a));
+        const __m512i c = _mm512_sub_epi32(dot_b, _mm512_set1_epi32(B::kOffset * sum_b));
         idot = _mm512_add_epi32(_mm512_mullo_epi32(steps.sa, a), _mm512_mullo_epi32(steps.sb, c));
       } else {
         idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
