@@ -12,7 +12,7 @@
 //
 //   matmul_int8_bench [--reps 9] [--threads 1|2] [--pool-mib 256] [--rows-prefill 64]
 //                     [--isa avx512|avx2]   (avx512: f32 AVX-512 vs VNNI; avx2: both AVX2)
-//                     [--shapes smollm2|gemma3]
+//                     [--shapes smollm2|gemma3] [--match TEXT]  (only shapes whose name has TEXT)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -48,11 +48,13 @@ const Shape kShapes[] = {
     {"output 49152x576 Q8_0", DType::kQ8_0, 49152, 576},
 };
 
-// Gemma 3 270M (Q4_K_M file): the Q5_0 products, and the tied Q8_0 head that dominates a
-// decode step's bytes.
+// Gemma 3 270M (Q4_K_M file): the Q5_0 products, the K-quant ffn_down halves (Q6_K has int8
+// kernels only), and the tied Q8_0 head that dominates a decode step's bytes.
 const Shape kGemmaShapes[] = {
     {"attn_q 1024x640 Q5_0", DType::kQ5_0, 1024, 640},
     {"ffn_gate/up 2048x640 Q5_0", DType::kQ5_0, 2048, 640},
+    {"ffn_down 640x2048 Q4_K", DType::kQ4_K, 640, 2048},
+    {"ffn_down 640x2048 Q6_K", DType::kQ6_K, 640, 2048},
     {"attn_v 256x640 Q8_0", DType::kQ8_0, 256, 640},
     {"output 262144x640 Q8_0", DType::kQ8_0, 262144, 640},
 };
@@ -66,8 +68,8 @@ std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
   for (size_t b = 0; b < w.size() / info.block_bytes; ++b) {
     uint8_t* block = &w[b * info.block_bytes];
     uint16_t d = FloatToHalf(0.003f + 0.001f * dist(rng)), m = FloatToHalf(-0.05f);
-    std::memcpy(block, &d, 2);
-    if (type == DType::kQ4_1) std::memcpy(block + 2, &m, 2);
+    std::memcpy(block + (type == DType::kQ6_K ? 208 : 0), &d, 2);  // Q6_K's d ends its block
+    if (type == DType::kQ4_1 || type == DType::kQ4_K) std::memcpy(block + 2, &m, 2);
   }
   return w;
 }
@@ -168,19 +170,20 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
     QuantizedActivations q = buffer.Quantize(s.int8, s.x.data(), rows, n_in);
     s.int8.packed_matmul(shape.type, w, n_out, q, y, b, e);
   };
-  Time(s, threads, f32);  // warm-up: page in the pool
+  const bool has_int16 = IntSupportsType(shape.type, 16);  // else int16 columns read 0
+  Time(s, threads, f32);                                   // warm-up: page in the pool
   Time(s, threads, int8);
   std::vector<double> tf, t8, t16, r8, r16, tp, rp;
   for (int r = 0; r < reps; ++r) {
     tf.push_back(Time(s, threads, f32));
     t8.push_back(Time(s, threads, int8));
-    t16.push_back(Time(s, threads, int16));
+    t16.push_back(has_int16 ? Time(s, threads, int16) : 0.0);
     if (packable) {
       tp.push_back(Time(s, threads, int8_packed, true));
       rp.push_back(t8.back() / tp.back());
     }
     r8.push_back(tf.back() / t8.back());
-    r16.push_back(tf.back() / t16.back());
+    r16.push_back(has_int16 ? tf.back() / t16.back() : 0.0);
   }
   std::printf(
       "%-27s rows %2lld  f32 %8.1f us  int8 %8.1f us  int16 %8.1f us  f32/int8 %5.2f  "
@@ -188,7 +191,7 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
       shape.name, static_cast<long long>(rows), Median(tf) * 1e6, Median(t8) * 1e6,
       Median(t16) * 1e6, Median(r8), Median(r16), static_cast<double>(s.one) / Median(tf) / 1e9,
       static_cast<double>(s.one) / Median(t8) / 1e9,
-      static_cast<double>(s.one) / Median(t16) / 1e9);
+      has_int16 ? static_cast<double>(s.one) / Median(t16) / 1e9 : 0.0);
   if (packable) {  // packed int8 against int8 in the file layout, same rounds
     std::printf("%-27s rows %2lld  int8 packed %8.1f us  int8/packed %5.2f  (GB/s: %4.1f)\n", "",
                 static_cast<long long>(rows), Median(tp) * 1e6, Median(rp),
@@ -204,6 +207,7 @@ int main(int argc, char** argv) {
   using namespace staticlm::cpu;
   int reps = 9, threads = 1;
   bool avx2 = false, gemma = false;
+  std::string match;
   int64_t prefill_rows = 64;
   size_t pool_mib = 256;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -220,6 +224,8 @@ int main(int argc, char** argv) {
       avx2 = std::string(argv[i + 1]) == "avx2";
     else if (flag == "--shapes")
       gemma = std::string(argv[i + 1]) == "gemma3";
+    else if (flag == "--match")
+      match = argv[i + 1];
     else {
       std::fprintf(stderr, "matmul_int8_bench: unknown flag %s\n", flag.c_str());
       return 2;
@@ -242,6 +248,8 @@ int main(int argc, char** argv) {
       MatMulIsaName(f32_isa), kernels.int8.name, threads, reps);
   std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
   if (gemma) shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
+  std::erase_if(
+      shapes, [&](const Shape& s) { return std::string(s.name).find(match) == std::string::npos; });
   for (const Shape& shape : shapes) Measure(shape, 1, reps, threads, pool_mib << 20, kernels);
   for (const Shape& shape : shapes) {
     if (shape.n_out <= 2048) Measure(shape, prefill_rows, reps, threads, pool_mib << 20, kernels);

@@ -63,18 +63,19 @@ TEST(Gemma3MemoryTest, ContextWithinTheWindowKeepsEveryLayerWhole) {
 
 }  // namespace
 
-// With int8 activations the CPU backend packs the Q8_0 and Q5_0 matrices its products read
-// (backends/cpu/packed_weights.h); the report counts that copy in total_bytes. The file's
-// sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0 81 tensors
-// 43,591,680; every matrix has a multiple of 16 rows and 64 bytes, so a packed copy is the
-// file's size. The tied head alone (262,144 × 640 Q8_0) is 178,257,920.
+// With int8 activations the CPU backend packs the Q8_0, Q5_0, Q6_K and Q4_K matrices its
+// products read (backends/cpu/packed_weights.h); the report counts that copy in total_bytes. The
+// file's sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0 81 tensors
+// 43,591,680, Q6_K 9 tensors 9,676,800, Q4_K 27 tensors 13,271,040; every matrix has a multiple
+// of 16 rows and 64 bytes, so a packed copy is the file's size, Q4_K's 296 / 288 of it
+// (13,639,680). The tied head alone (262,144 × 640 Q8_0) is 178,257,920.
 TEST(Gemma3MemoryTest, PackedWeightsWithInt8ActivationsAreCounted) {
   if (!HaveModel()) GTEST_SKIP() << kModel << " is absent (scripts/fetch-model gemma3-270m)";
   const staticlm_memory f32 = Plan(2048, 64, 0), int16 = Plan(2048, 64, 16);
   const staticlm_memory int8 = Plan(2048, 64, 8);
   EXPECT_EQ(f32.packed_weights_bytes, 0u);
   EXPECT_EQ(int16.packed_weights_bytes, 0u);
-  EXPECT_GE(int8.packed_weights_bytes, 262144ull * 640 / 32 * 34);
-  EXPECT_LE(int8.packed_weights_bytes, 179824640ull + 43591680ull);
+  EXPECT_GE(int8.packed_weights_bytes, 262144ull * 640 / 32 * 34 + 9676800ull + 13639680ull);
+  EXPECT_LE(int8.packed_weights_bytes, 179824640ull + 43591680ull + 9676800ull + 13639680ull);
   EXPECT_EQ(int8.total_bytes - f32.total_bytes, int8.packed_weights_bytes);
 }

@@ -4,9 +4,9 @@
 //    a step, and its products equal a double-precision evaluation of the same quantized sums
 //    within the f32 rounding bound, and stay within the quantization bound of the f32 product;
 //  - every SIMD implementation this CPU runs matches the reference bit for bit (quantizer and
-//    product), for all six weight types, rows 1..9 and column counts that leave every
-//    remainder of the 16-column groups, on random weight bytes (every nibble and int8 value,
-//    -128 included) and on realistic quantized weights;
+//    product), for all seven weight types (Q6_K with int8 activations only), rows 1..9 and column
+//    counts that leave every remainder of the 16-column groups, on random weight bytes (every
+//    nibble and int8 value, -128 included) and on realistic quantized weights;
 //  - output ranges: a range call writes exactly its columns, with the bits of the full call.
 #include "backends/cpu/matmul_int8.h"
 
@@ -26,20 +26,25 @@
 namespace staticlm::cpu {
 namespace {
 
-const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                        DType::kQ5_1, DType::kQ8_0, DType::kQ4_K};
+const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                        DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
 
 // Q4_K: an f16 dmin after d, as Q4_1's m.
 bool HasMin(DType type) {
   return type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K;
 }
 
-// Whether rows of n_in values of `type` exist (Q4_K: whole super-blocks of 256).
+// Where the f16 d of a block of `type` starts: first, except Q6_K's, which ends its block.
+size_t DOffset(DType type) {
+  return type == DType::kQ6_K ? 208 : 0;
+}
+
+// Whether rows of n_in values of `type` exist (K-quants: whole super-blocks of 256).
 bool Fits(DType type, int64_t n_in) {
   return n_in % GetDTypeInfo(type).block_elements == 0;
 }
 const int64_t kOutputs[] = {1, 5, 15, 16, 17, 31, 33, 70};
-const int64_t kInputs[] = {32, 96, 256, 576, 1536};
+const int64_t kInputs[] = {32, 96, 256, 576, 768, 1536};
 const int kBits[] = {8, 16};
 
 int QMax(int bits) {
@@ -99,7 +104,7 @@ std::vector<uint8_t> RandomBlocks(DType type, int64_t n_out, int64_t n_in, uint3
     uint16_t d = FloatToHalf(scale(rng));
     if (b % 7 == 3) d = static_cast<uint16_t>(b % 2 == 0 ? 0 : 0x0003);  // zero, subnormal
     uint16_t m = FloatToHalf(5.0f * scale(rng));
-    std::memcpy(block, &d, 2);
+    std::memcpy(block + DOffset(type), &d, 2);
     if (HasMin(type)) std::memcpy(block + 2, &m, 2);
   }
   return w;
@@ -161,9 +166,29 @@ void Q4KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq
   for (int i = 0; i < 32; ++i) wq[i] = (block[16 + 32 * (j / 2) + i] >> (4 * (j % 2))) & 0x0f;
 }
 
+// Q6_K's elements 32j ... 32j + 31 (j = b % 8) of super-block b / 8, from ggml's layout: half
+// h = j / 4 of 128 elements, run k = j % 4 of 32 in it; the low 4 bits in the low (k < 2) or
+// high nibbles of ql[64h + 32 (k % 2) ...], bits 4-5 in bits 2k, 2k + 1 of qh[32h ...], and the
+// int8 scale 8h + 2k + i / 16. wq carries the scale (sc · (q6 − 32)), so that dw = d.
+void Q6KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
+  const uint8_t* block = row + (b / 8) * 210;
+  const int j = static_cast<int>(b % 8), h = j / 4, k = j % 4;
+  for (int i = 0; i < 32; ++i) {
+    const int low = (block[64 * h + 32 * (k % 2) + i] >> (4 * (k / 2))) & 0x0f;
+    const int high = (block[128 + 32 * h + i] >> (2 * k)) & 3;
+    const int sc = static_cast<int8_t>(block[192 + 8 * h + 2 * k + i / 16]);
+    wq[i] = sc * ((low | (high << 4)) - 32);
+  }
+  uint16_t d = 0;
+  std::memcpy(&d, block + 208, 2);
+  *dw = HalfToFloat(d);
+  *m = 0.0;
+}
+
 // The scales and exact integer weights of block b, decoded independently of the kernels.
 void BlockValues(DType type, const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
   if (type == DType::kQ4_K) return Q4KBlockValues(row, b, dw, m, wq);
+  if (type == DType::kQ6_K) return Q6KBlockValues(row, b, dw, m, wq);
   const size_t bytes = GetDTypeInfo(type).block_bytes;
   const uint8_t* block = row + b * bytes;
   uint16_t h = 0;
@@ -239,7 +264,7 @@ TEST(MatMulInt8Test, ReferenceComputesTheStatedSums) {
   for (int bits : kBits) {
     for (DType type : kTypes) {
       for (int64_t n_in : kInputs) {
-        if (!Fits(type, n_in)) continue;
+        if (!Fits(type, n_in) || !IntSupportsType(type, bits)) continue;
         const int64_t rows = 2, n_out = 9, blocks = n_in / kQuantBlock;
         std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 11);
         std::vector<float> x = Activations(rows, n_in, 12);
@@ -280,6 +305,7 @@ TEST(MatMulInt8Test, ReferenceComputesTheStatedSums) {
 TEST(MatMulInt8Test, ReferenceStaysWithinTheQuantizationBoundOfTheF32Product) {
   for (int bits : kBits) {
     for (DType type : kTypes) {
+      if (!IntSupportsType(type, bits)) continue;
       const int64_t rows = 3, n_out = 20, n_in = 768, blocks = n_in / kQuantBlock;
       std::vector<uint8_t> w = RealisticWeights(type, n_out, n_in, 21);
       std::vector<float> x = Activations(rows, n_in, 22);
@@ -360,7 +386,7 @@ TEST(MatMulInt8Test, SimdProductMatchesReferenceBitwise) {
   for (const IntKernels& k : impls) {
     for (DType type : kTypes) {
       for (int64_t n_in : kInputs) {
-        if (!Fits(type, n_in)) continue;
+        if (!Fits(type, n_in) || !IntSupportsType(type, k.bits)) continue;
         for (int64_t n_out : kOutputs) {
           std::vector<uint8_t> random = RandomBlocks(type, n_out, n_in, ++seed);
           std::vector<uint8_t> realistic = RealisticWeights(type, n_out, n_in, ++seed);
@@ -382,6 +408,7 @@ TEST(MatMulInt8Test, RangesWriteTheirColumnsOnlyWithTheFullCallsBits) {
   const int64_t ranges[][2] = {{0, 70}, {0, 1}, {3, 20}, {16, 32}, {17, 70}, {69, 70}, {5, 5}};
   for (const IntKernels& k : impls) {
     for (DType type : kTypes) {
+      if (!IntSupportsType(type, k.bits)) continue;
       std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 5);
       std::vector<float> x = Activations(rows, n_in, 6);
       Quantized z = Quantize(k, x, rows, n_in);
@@ -401,6 +428,39 @@ TEST(MatMulInt8Test, RangesWriteTheirColumnsOnlyWithTheFullCallsBits) {
       }
     }
   }
+}
+
+// Q6_K at its int32 bound (matmul_int8.h): every weight −32, every scale −128 and every
+// activation 127, so each block's idot is 2 · 128 · 16 · 32 · 127 = 16,646,144; no
+// implementation may overflow or round it, and the sums are the stated ones.
+TEST(MatMulInt8Test, Q6KAtItsIntegerBoundIsExact) {
+  const int64_t n_out = 19, n_in = 512, rows = 3, blocks = n_in / kQuantBlock;
+  std::vector<uint8_t> w(DTypeBytes(DType::kQ6_K, n_out * n_in), 0);  // q6 = 0: wq = −32
+  const uint16_t d = FloatToHalf(0.5f);
+  for (size_t b = 0; b < w.size() / 210; ++b) {
+    std::memset(&w[b * 210 + 192], 0x80, 16);  // scales −128
+    std::memcpy(&w[b * 210 + 208], &d, 2);
+  }
+  const std::vector<float> x(static_cast<size_t>(rows * n_in), 3.0f);  // q = 127, dx = 3 / 127
+  std::vector<IntKernels> impls = {Reference(8)};
+  for (const IntKernels& k : SimdHere()) {
+    if (k.bits == 8) impls.push_back(k);
+  }
+  for (const IntKernels& k : impls) {
+    Quantized z = Quantize(k, x, rows, n_in);
+    ASSERT_EQ(z.q[0], 127);
+    std::vector<float> y(static_cast<size_t>(rows * n_out), -7.0f);
+    k.matmul(DType::kQ6_K, w.data(), n_out, z.view, y.data(), 0, n_out);
+    float want = 0.0f;
+    for (int64_t b = 0; b < blocks; ++b) want = want + (0.5f * z.d[0]) * 16646144.0f;
+    for (float v : y) ASSERT_EQ(Bits(v), Bits(want)) << k.name << ": " << v << " vs " << want;
+  }
+}
+
+// With int16 activations Q6_K's idot could overflow int32: no implementation takes it.
+TEST(MatMulInt8Test, Q6KHasNoInt16Product) {
+  EXPECT_TRUE(IntSupportsType(DType::kQ6_K, 8));
+  EXPECT_FALSE(IntSupportsType(DType::kQ6_K, 16));
 }
 
 TEST(MatMulInt8Test, BufferRefusesShapesBeyondItsSize) {

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -130,8 +131,8 @@ void ExpectBitwise(const std::vector<float>& want, const std::vector<float>& got
 }
 
 // A plain product with a weight of each new type; a Q8_0 product in front of it, so that the
-// int8 configuration really sets up its integer kernels, and must refuse them for a Q5_K or
-// Q6_K op and use them for a Q5 or Q4_K one.
+// int8 configuration really sets up its integer kernels, and must refuse them for a Q5_K op and
+// use them for a Q5, Q4_K or Q6_K one.
 TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
   for (DType type : kNewTypes) {
     const int64_t n_out = 37, n_in = 512, chunk = 6, rows = 5;
@@ -160,17 +161,19 @@ TEST(QuantWeightsCpuTest, ProductsGiveTheirKernelsBits) {
         EXPECT_TRUE(integer) << description;  // the integer path is set up, and must refuse
       }
       if (c.activation_bits == 8 && !integer) std::printf("note: %s\n", description.c_str());
-      ExpectBitwise(Expected(c, type, wb, n_out, n_in, xv, rows, IntSupportsType(type)),
+      ExpectBitwise(Expected(c, type, wb, n_out, n_in, xv, rows, IntSupportsType(type, 8)),
                     vktest::Values(h, r, y, rows), "y");
     }
   }
 }
 
-// The fused Q/K/V form (three weights, one input) with three new types at once.
-TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
+// The fused Q/K/V form (three weights, one input) with three new types at once: all with int8
+// kernels (the op quantizes x), or one without (Q5_K: the whole op keeps f32 activations).
+void CheckFusedProductOf(const DType (&types)[3]) {
   const int64_t n_in = 256, chunk = 4, rows = 3;
-  const DType types[3] = {DType::kQ5_0, DType::kQ4_K, DType::kQ6_K};
   const int64_t n_out[3] = {64, 32, 40};
+  bool integer_op = true;
+  for (DType t : types) integer_op = integer_op && IntSupportsType(t, 8);
   PlanHarness h(chunk);
   uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
   uint32_t w[3], y[3];
@@ -196,27 +199,36 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     for (int i = 0; i < 3; ++i) {
       SCOPED_TRACE(DTypeName(types[i]));
-      ExpectBitwise(Expected(c, types[i], bytes[i], n_out[i], n_in, xv, rows, false),
+      ExpectBitwise(Expected(c, types[i], bytes[i], n_out[i], n_in, xv, rows, integer_op),
                     vktest::Values(h, r, y[i], rows), "y");
     }
   }
 }
 
-// The integer reference has no decoder for Q5_K and Q6_K: called with one anyway (a contract
-// violation the backend never commits), it must not decode the bytes as another type.
+TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
+  CheckFusedProductOf({DType::kQ5_0, DType::kQ4_K, DType::kQ6_K});
+  CheckFusedProductOf({DType::kQ5_0, DType::kQ6_K, DType::kQ5_K});
+}
+
+// The integer reference has no decoder for Q5_K, nor Q6_K with int16 activations: called with
+// one anyway (a contract violation the backend never commits), it must not decode the bytes as
+// another type nor compute a product that could overflow.
 TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   const int64_t n_out = 3, n_in = 256, rows = 2;
   const std::vector<float> x = vktest::RandomFloats(size_t(rows * n_in), 8);
   std::vector<int16_t> q(size_t(rows * n_in));
   std::vector<float> d(size_t(rows * n_in / kQuantBlock));
   std::vector<int32_t> sum(d.size());
-  ref::QuantizeInt8(x.data(), rows, n_in, q.data(), d.data(), sum.data());
-  for (DType type : {DType::kQ5_K, DType::kQ6_K}) {
-    SCOPED_TRACE(DTypeName(type));
-    EXPECT_FALSE(IntSupportsType(type));
+  const std::pair<DType, int> refused[] = {
+      {DType::kQ5_K, 8}, {DType::kQ5_K, 16}, {DType::kQ6_K, 16}};
+  for (const auto& [type, bits] : refused) {
+    SCOPED_TRACE(std::string(DTypeName(type)) + " int" + std::to_string(bits));
+    (bits == 16 ? ref::QuantizeInt16 : ref::QuantizeInt8)(x.data(), rows, n_in, q.data(), d.data(),
+                                                          sum.data());
+    EXPECT_FALSE(IntSupportsType(type, bits));
     const std::vector<uint8_t> w = vktest::RandomWeights(type, n_out * n_in, 9);
     std::vector<float> y(size_t(rows * n_out), 0.0f);
-    ref::MatMulIntRange(type, w.data(), n_out, {q.data(), d.data(), sum.data(), rows, n_in, 8},
+    ref::MatMulIntRange(type, w.data(), n_out, {q.data(), d.data(), sum.data(), rows, n_in, bits},
                         y.data(), 0, n_out);
     for (float v : y) EXPECT_TRUE(std::isnan(v)) << v;
   }

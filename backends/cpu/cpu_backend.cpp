@@ -185,15 +185,15 @@ void AttentionTask(void* user, int task) {
 
 // Calls f(tensor index) for each weight of `plan` that a packed product would read: the Q8_0
 // and Q5_0 weights of products whose activations are quantized (every weight of the op has an
-// integer kernel, as RunMatMul decides).
+// integer kernel for `bits`-bit activations, as RunMatMul decides).
 template <class F>
-void ForEachPackableWeight(const Plan& plan, F f) {
+void ForEachPackableWeight(const Plan& plan, int bits, F f) {
   for (const Op& op : plan.ops) {
     if (op.kind != OpKind::kMatMul) continue;
     const MatMulLayout layout = GetMatMulLayout(op.params);
     bool integer = true;
     for (int i = 0; i < layout.n_weights; ++i) {
-      integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype);
+      integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype, bits);
     }
     for (int i = 0; integer && i < layout.n_weights; ++i) {
       if (PackedSupportsType(plan.tensors[op.inputs[1 + i]].dtype)) f(op.inputs[1 + i]);
@@ -221,7 +221,7 @@ uint64_t CpuBackend::PackedWeightBytes(const Plan* const* plans, int n_plans,
   std::vector<uint64_t> seen;  // weight offsets, each packed once
   uint64_t bytes = 0;
   for (int p = 0; p < n_plans; ++p) {
-    ForEachPackableWeight(*plans[p], [&](uint32_t t) {
+    ForEachPackableWeight(*plans[p], options.quantized_activations, [&](uint32_t t) {
       const TensorRegion& w = plans[p]->tensors[t];
       if (std::find(seen.begin(), seen.end(), w.offset) != seen.end()) return;
       seen.push_back(w.offset);
@@ -330,7 +330,7 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
     for (const Op& op : b.plan->ops) {
       if (op.kind != OpKind::kMatMul) continue;
       const TensorRegion& w = b.plan->tensors[op.inputs[1]];
-      if (!IntSupportsType(w.dtype)) continue;
+      if (!IntSupportsType(w.dtype, bits)) continue;
       rows = std::max<int64_t>(rows, b.plan->tensors[op.outputs[0]].shape[0]);
       n_in = std::max<int64_t>(n_in, w.shape[1]);
     }
@@ -341,13 +341,13 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   return Status::Ok();
 }
 
-// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0 and Q5_0 weights the products read,
-// packed once into the layout those kernels stream (packed_weights.h).
+// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0, Q6_K and Q4_K weights the
+// products read, packed once into the layout those kernels stream (packed_weights.h).
 Status CpuBackend::PreparePackedWeights() {
   std::vector<PackedWeights::Matrix> matrices;
   if (int_kernels_.packed_matmul != nullptr) {
     for (const BoundPlan& b : plans_) {
-      ForEachPackableWeight(*b.plan, [&](uint32_t t) {
+      ForEachPackableWeight(*b.plan, int_kernels_.bits, [&](uint32_t t) {
         const TensorRegion& w = b.plan->tensors[t];
         matrices.push_back({b.addresses[t], w.dtype, w.shape[0], w.shape[1]});
       });
@@ -417,7 +417,8 @@ void CpuBackend::RunMatMul(const BoundPlan& b, const Op& op, int64_t rows) {
   }
   QuantizedActivations xq;  // quantized once, on this thread, for every task and product
   bool quantize = int_kernels_.matmul != nullptr;
-  for (int i = 0; i < layout.n_weights; ++i) quantize = quantize && IntSupportsType(job.type[i]);
+  for (int i = 0; i < layout.n_weights; ++i)
+    quantize = quantize && IntSupportsType(job.type[i], int_kernels_.bits);
   if (quantize) xq = x_quantized_.Quantize(int_kernels_, job.x, rows, job.n_in);
   if (xq.q != nullptr) {
     job.int_fn = int_kernels_.matmul;

@@ -55,18 +55,22 @@ void DecodeQ5K(const uint8_t* block, float* out) {
   DecodeSubBlocks(block, block + 16, block + 48, out);
 }
 
-void DecodeQ6K(const uint8_t* block, float* out) {
+int Q6KInteger(const uint8_t* block, int i) {
   const uint8_t* ql = block;
   const uint8_t* qh = block + 128;
+  // Each half of 128 elements reads 64 bytes of ql (low nibbles for its first 64 elements,
+  // high nibbles for the next 64) and 32 bytes of qh (2 bits for each of 4 runs of 32).
+  const int h = i / 128, r = i % 128;
+  const int low = (ql[64 * h + r % 64] >> (r < 64 ? 0 : 4)) & 15;
+  const int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+  return (low | (high << 4)) - 32;
+}
+
+void DecodeQ6K(const uint8_t* block, float* out) {
   const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
   const float d = ReadHalf(block + 208);
   for (int i = 0; i < 256; ++i) {
-    // Each half of 128 elements reads 64 bytes of ql (low nibbles for its first 64 elements,
-    // high nibbles for the next 64) and 32 bytes of qh (2 bits for each of 4 runs of 32).
-    const int h = i / 128, r = i % 128;
-    const int low = (ql[64 * h + r % 64] >> (r < 64 ? 0 : 4)) & 15;
-    const int high = (qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
-    const int q = (low | (high << 4)) - 32;
+    const int q = Q6KInteger(block, i);
     out[i] = (d * static_cast<float>(scales[i / 16])) * static_cast<float>(q);
   }
 }

@@ -12,4 +12,8 @@ void DecodeQ4K(const uint8_t* block, float* out);
 void DecodeQ5K(const uint8_t* block, float* out);
 void DecodeQ6K(const uint8_t* block, float* out);
 
+// Element i (0..255) of a Q6_K block as its signed integer q6 − 32, in [−32, 31]; its value is
+// d · scales[i / 16] · Q6KInteger(block, i) (the integer-activation product reads it too).
+int Q6KInteger(const uint8_t* block, int i);
+
 }  // namespace staticlm::cpu::kquant

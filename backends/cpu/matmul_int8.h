@@ -1,4 +1,5 @@
-// Integer-dot matrix products for quantized weights (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K): the
+// Integer-dot matrix products for quantized weights (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, and
+// Q6_K with int8 activations): the
 // activations are quantized on the fly to int8 or int16 in blocks of 32 (a scale and an integer
 // sum per block), each weight block meets its activation block in an exact integer dot
 // product, and only the per-block scaling and the sum over blocks are done in f32.
@@ -11,12 +12,19 @@
 //    sum  = Σ q[i]  (int32)
 //  Output (r, o) = Σ over blocks b, in block order, in f32 starting from +0:
 //    acc = acc + ((dw · dx) · float(idot) + m · (dx · float(sum)))   Q4_1, Q5_1, Q4_K
-//    acc = acc + (dw · dx) · float(idot)                              Q4_0, Q5_0, Q8_0
+//    acc = acc + (dw · dx) · float(idot)                              Q4_0, Q5_0, Q8_0, Q6_K
 //  where dw (and m) are the weight block's f16 scales as f32, dx and sum the activation
 //  block's, and idot = Σ wq[i] · q[i] exactly in int32 with wq the block's integer weights
 //  (nibble for Q4_1, nibble − 8 for Q4_0, the 5-bit value for Q5_1, that − 16 for Q5_0, the
 //  int8 for Q8_0); float(idot) rounds to nearest. A Q4_K super-block is 8 blocks of 32 (its
 //  sub-blocks), each with dw = d · sc and m = −(dmin · min) of that sub-block (exact products).
+//  A Q6_K super-block (256 values: f16 d and 16 int8 scales, one per 16 values) is 8 blocks of
+//  32, each meeting two of its scales, sc_a for elements 0-15 and sc_b for 16-31; dw = d and
+//    idot = sc_a · Σ_{i<16} wq[i] · q[i] + sc_b · Σ_{i≥16} wq[i] · q[i]   (wq = q6 − 32)
+//  exactly in int32: |wq| ≤ 32, |q| ≤ 127 and |sc| ≤ 128 bound |idot| by
+//  2 · 128 · 16 · 32 · 127 = 16,646,144 < 2^24 (so even float(idot) is exact). With int16
+//  activations the bound is 2 · 128 · 16 · 32 · 32767 ≈ 4.3 · 10^9 > 2^31: Q6_K products keep
+//  f32 activations at 16 bits (IntSupportsType).
 //  No operation is fused: every product and sum is rounded separately.
 //
 // Error against the f32-activation product: quantizing x moves each element by at most dx/2,
@@ -56,17 +64,16 @@ struct QuantizedActivations {
 using QuantizeFn = void (*)(const float* x, int64_t rows, int64_t n_in, void* q, float* d,
                             int32_t* sum);
 
-// y[r * n_out + o] for every row r of x and o in [o_begin, o_end); w (n_out, x.n_in) of type
-// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 (IntSupportsType; any other type, the K-quants included, writes
-// NaN outputs: callers keep f32 activations for those); x quantized by the same implementation. Run
-// phase: no allocation.
+// y[r * n_out + o] for every row r of x and o in [o_begin, o_end); w (n_out, x.n_in) of a type
+// IntSupportsType(type, x.bits) accepts (any other writes NaN outputs: callers keep f32
+// activations for those); x quantized by the same implementation. Run phase: no allocation.
 using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   const QuantizedActivations& x, float* y, int64_t o_begin,
                                   int64_t o_end);
 
-// MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q5_0) packed in
-// the x16 layout (packed_weights.h) instead of the file's; o_begin is a multiple of
-// kPackedColumns. The same results, bit for bit.
+// MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q5_0, Q6_K,
+// Q4_K) packed in the x16 layout (packed_weights.h) instead of the file's; o_begin is a multiple
+// of kPackedColumns. The same results, bit for bit.
 using MatMulIntPackedRangeFn = void (*)(DType type, const uint8_t* packed, int64_t n_out,
                                         const QuantizedActivations& x, float* y, int64_t o_begin,
                                         int64_t o_end);
@@ -93,9 +100,11 @@ bool IntIsaSupported(IntIsa isa, const CpuFeatures& features);
 // only.
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits);
 
-// Whether the integer path computes products with weights of `type`. Not Q5_K and Q6_K (no
-// integer kernels yet): a product with one of those keeps f32 activations.
-inline bool IntSupportsType(DType type) {
+// Whether the integer path with `bits`-bit activations (8 or 16) computes products with weights
+// of `type`. Not Q5_K (no integer kernel yet), and Q6_K only at 8 bits (its int32 bound above):
+// a product with one of the others keeps f32 activations.
+inline bool IntSupportsType(DType type, int bits) {
+  if (type == DType::kQ6_K) return bits == 8;
   return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
          type == DType::kQ5_1 || type == DType::kQ8_0 || type == DType::kQ4_K;
 }

@@ -27,7 +27,7 @@ struct Columns {
 
 // Isa provides kColumns, kMaxRows, kPrefetchGroups, a Group made by
 // `static Group MakeGroup(const Columns<kColumns>&)`, the column types Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, Q4_K (each with Scales, Load and a State: see the ISA files) and
+// Q8_0, Q4_K, Q6_K (each with Scales, Load and a State: see the ISA files) and
 //   template <class B, int kBits, int R>
 //   static void RunTile(const Group&, const QuantizedActivations&, int64_t r0, float* y,
 //                       int64_t n_out);
@@ -41,6 +41,40 @@ constexpr int64_t BlockValues() {
   } else {
     return kQuantBlock;
   }
+}
+
+// Whether column type B scales each half (16 values) of a block by its own integer (Q6_K:
+// B::kSubBlockScales, B::SubBlockScales) inside the integer dot.
+template <class B>
+constexpr bool HasSubBlockScales() {
+  if constexpr (requires { B::kSubBlockScales; }) {
+    return B::kSubBlockScales;
+  } else {
+    return false;
+  }
+}
+
+// Where block b of a Q6_K row keeps its 32 values and two scales (ggml's super-block of 256:
+// ql[128], qh[64], int8 scales[16], f16 d; block b is elements 32u ... 32u + 31, u = b % 8, of
+// super-block b / 8: run k = u % 4 of half h = u / 4). Both ISA files load by it.
+struct Q6KBlockPlace {
+  size_t ql, qh;     // bytes from the row's start: elements 0-15 there, 16-31 16 bytes further
+  int nibble_shift;  // bits 0-3 of element i: (ql[i] >> nibble_shift) & 15 (high nibbles: k ≥ 2)
+  int high_shift;    // bits 4-5: (qh[i] >> high_shift) & 3
+  int scale_word;    // which 32-bit word of the scales holds both of the block's (a, then b)
+  int scale_a_up;    // the left shift that puts scale a's byte at the top of that word (b: − 8)
+};
+
+inline Q6KBlockPlace Q6KPlaceOf(int64_t b) {
+  constexpr size_t kSuperBlockBytes = 210;
+  const int unit = static_cast<int>(b % 8), half = unit / 4, run = unit % 4;
+  const size_t block = static_cast<size_t>(b / 8) * kSuperBlockBytes;
+  return {block + 64 * half + 32 * (run % 2),
+          block + 128 + 32 * half,
+          4 * (run / 2),
+          2 * run,
+          unit / 2,
+          24 - 16 * (unit % 2)};
 }
 
 // RunTile for a tile of `rows` (1..kMaxRows) rows.
@@ -100,6 +134,11 @@ void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const Quantized
         return Drive<Isa, typename Isa::Q8_0, kBits>(w, n_out, x, y, o_begin, o_end);
       case DType::kQ4_K:
         return Drive<Isa, typename Isa::Q4_K, kBits>(w, n_out, x, y, o_begin, o_end);
+      case DType::kQ6_K:  // 8-bit activations only (IntSupportsType)
+        if constexpr (kBits == 8) {
+          return Drive<Isa, typename Isa::Q6_K, kBits>(w, n_out, x, y, o_begin, o_end);
+        }
+        return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
       default:
         return ref::MatMulIntRange(type, w, n_out, x, y, o_begin, o_end);
     }

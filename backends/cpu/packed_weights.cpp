@@ -3,11 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/dequantize_k.h"
+#include "backends/cpu/kquant_scales.h"
+
 namespace staticlm::cpu {
 namespace {
 
-constexpr size_t kQ8_0FileBlock = 34;  // f16 d, 32 int8 quants
-constexpr size_t kQ5_0FileBlock = 22;  // f16 d, 32-bit qh, 16 bytes of nibbles
+constexpr size_t kQ8_0FileBlock = 34;   // f16 d, 32 int8 quants
+constexpr size_t kQ5_0FileBlock = 22;   // f16 d, 32-bit qh, 16 bytes of nibbles
+constexpr size_t kQ6_KFileBlock = 210;  // ql[128], qh[64], int8 scales[16], f16 d (256 values)
+constexpr size_t kQ4_KFileBlock = 144;  // f16 d, dmin, 12 bytes of 6-bit scales, 128 of nibbles
 constexpr size_t kAlignment = 64;
 
 int64_t Groups(int64_t n_out) {
@@ -19,16 +24,69 @@ void PackQ8_0Quants(const uint8_t* src, int64_t c, uint8_t* quants) {
   for (int k = 0; k < 8; ++k) std::memcpy(quants + 64 * k + 4 * c, src + 2 + 4 * k, 4);
 }
 
-// Row c's block b of Q5_0: its qh word, and its nibbles rearranged into the 4 chunks.
-void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* nibbles) {
-  std::memcpy(high_bits + 4 * c, src + 2, 4);
-  auto nibble = [&](int e) {  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
-    return e < 16 ? src[6 + e] & 0x0f : src[6 + e - 16] >> 4;
-  };
+// Row c's block of 32 values u[32] (any 4-bit values) into the 4 nibble chunks, as Q5_0's.
+void PackNibbles(const int u[32], int64_t c, uint8_t* nibbles) {
   for (int k = 0; k < 4; ++k) {
     for (int i = 0; i < 4; ++i) {
       nibbles[64 * k + 4 * c + i] =
-          static_cast<uint8_t>(nibble(8 * k + i) | nibble(8 * k + 4 + i) << 4);
+          static_cast<uint8_t>((u[8 * k + i] & 0x0f) | (u[8 * k + 4 + i] & 0x0f) << 4);
+    }
+  }
+}
+
+// Row c's block b of Q5_0: its qh word, and its nibbles rearranged into the 4 chunks.
+void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* nibbles) {
+  std::memcpy(high_bits + 4 * c, src + 2, 4);
+  int low[32];  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
+  for (int e = 0; e < 32; ++e) low[e] = e < 16 ? src[6 + e] & 0x0f : src[6 + e - 16] >> 4;
+  PackNibbles(low, c, nibbles);
+}
+
+// Row c's super-block `src` of Q6_K into group `group` (of `blocks` blocks) at super-block sb.
+void PackQ6_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t blocks, uint8_t* group) {
+  const PackedQ6KSections at = Q6KSections(blocks);
+  std::memcpy(group + 32 * sb + 2 * c, src + 208, 2);
+  for (int64_t unit = 0; unit < 8; ++unit) {
+    const int64_t b = 8 * sb + unit;
+    group[at.scales + 32 * b + c] = src[192 + 2 * unit];
+    group[at.scales + 32 * b + 16 + c] = src[192 + 2 * unit + 1];
+    int u[32];
+    for (int e = 0; e < 32; ++e) {
+      u[e] = kquant::Q6KInteger(src, static_cast<int>(32 * unit) + e) + 32;  // q6, 0..63
+    }
+    uint8_t* high = group + at.high_bits + 128 * b;
+    for (int e = 0; e < 32; ++e) {
+      const int k = e / 16, j = (e % 16) / 4, i = e % 4;
+      high[64 * k + 4 * c + i] |= static_cast<uint8_t>((u[e] >> 4) << (2 * j));
+    }
+    PackNibbles(u, c, group + at.nibbles + 256 * b);
+  }
+}
+
+// Row c's super-block `src` of Q4_K into group `group` (of `blocks` blocks) at super-block sb.
+void PackQ4_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t blocks, uint8_t* group) {
+  const PackedQ4KSections at = Q4KSections(blocks);
+  std::memcpy(group + 64 * sb + 2 * c, src, 2);
+  std::memcpy(group + 64 * sb + 32 + 2 * c, src + 2, 2);
+  uint8_t sc[8], mins[8];
+  kquant::UnpackScalesAndMins(src + 4, sc, mins);
+  for (int64_t unit = 0; unit < 8; ++unit) {
+    const int64_t b = 8 * sb + unit;
+    group[at.scales + 32 * b + c] = sc[unit];
+    group[at.scales + 32 * b + 16 + c] = mins[unit];
+    int u[32];  // sub-blocks 2i, 2i + 1: the low, high nibbles of the same 32 bytes
+    for (int e = 0; e < 32; ++e) u[e] = src[16 + 32 * (unit / 2) + e] >> (4 * (unit % 2));
+    PackNibbles(u, c, group + at.nibbles + 256 * b);
+  }
+}
+
+// A K-quant row (Q6_K or Q4_K) into column c of group `group`, super-block after super-block.
+void PackKQuantRow(DType type, const uint8_t* row, int64_t c, int64_t blocks, uint8_t* group) {
+  for (int64_t sb = 0; sb < blocks / 8; ++sb) {
+    if (type == DType::kQ6_K) {
+      PackQ6_KSuperBlock(row + static_cast<size_t>(sb) * kQ6_KFileBlock, c, sb, blocks, group);
+    } else {
+      PackQ4_KSuperBlock(row + static_cast<size_t>(sb) * kQ4_KFileBlock, c, sb, blocks, group);
     }
   }
 }
@@ -36,13 +94,29 @@ void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* ni
 }  // namespace
 
 uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
-  if (!PackedSupportsType(type) || n_out < 1 || n_in < 32 || n_in % 32 != 0) return 0;
+  const bool k_quant = type == DType::kQ6_K || type == DType::kQ4_K;
+  const int64_t whole = k_quant ? 256 : 32;  // values per file block
+  if (!PackedSupportsType(type) || n_out < 1 || n_in < whole || n_in % whole != 0) return 0;
   return static_cast<uint64_t>(Groups(n_out)) * static_cast<uint64_t>(n_in / 32) *
          PackedBlockBytes(type);
 }
 
 void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t* out) {
   const int64_t blocks = n_in / 32;
+  if (type == DType::kQ6_K || type == DType::kQ4_K) {
+    const size_t file_block = type == DType::kQ6_K ? kQ6_KFileBlock : kQ4_KFileBlock;
+    const size_t row_bytes = static_cast<size_t>(blocks / 8) * file_block;
+    const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
+    std::memset(out, 0, static_cast<size_t>(Groups(n_out)) * group_bytes);  // high bits: ORed
+    for (int64_t g = 0; g < Groups(n_out); ++g) {
+      for (int64_t c = 0; c < kPackedColumns; ++c) {
+        const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
+        PackKQuantRow(type, w + static_cast<size_t>(row) * row_bytes, c, blocks,
+                      out + static_cast<size_t>(g) * group_bytes);
+      }
+    }
+    return;
+  }
   const size_t file_block = type == DType::kQ8_0 ? kQ8_0FileBlock : kQ5_0FileBlock;
   const size_t row_bytes = static_cast<size_t>(blocks) * file_block;
   const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);

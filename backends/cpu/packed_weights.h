@@ -12,10 +12,22 @@
 //     c's 32-bit qh at 4c, bit e = bit 4 of value e); then the nibbles, 256 bytes per block: 4
 //     chunks of 64 bytes, byte 4c + i of chunk k holding row c's value 8k + i in its low nibble
 //     and value 8k + 4 + i in its high nibble.
-// So a 64-byte chunk is 4 consecutive values of each of the 16 rows (Q5_0: two such sets, one
-// per nibble): one lane per row of an AVX-512 dot-product instruction (two AVX2 registers of 8
-// rows each). With an even number of blocks (every model's widths) every chunk is 64-byte
-// aligned in the 64-byte-aligned copy. A packed copy has the file's size.
+//   Q6_K (n_in a multiple of 256; 420 bytes per block of 32 on average): d, 32 bytes per
+//     super-block of 256 (the 16 rows' f16 d, row c at 2c); then scales, 32 bytes per block
+//     (int8: row c's scale of the block's values 0-15 at c, of values 16-31 at 16 + c); then the
+//     high bits, 128 bytes per block: 2 chunks of 64 bytes, bits 2j, 2j + 1 of byte 4c + i of
+//     chunk k being bits 4-5 of row c's value 16k + 4j + i; then the nibbles, 256 bytes per
+//     block, as Q5_0's (the low 4 bits). The values are the unsigned q6 = wq + 32.
+//   Q4_K (n_in a multiple of 256; 296 bytes per block of 32 on average): d and dmin, 64 bytes
+//     per super-block (the 16 rows' f16 d, row c at 2c, then their f16 dmin at 32 + 2c); then
+//     scales, 32 bytes per block (row c's 6-bit scale of the block at c, its 6-bit min at
+//     16 + c, one byte each); then the nibbles, 256 bytes per block, as Q5_0's. 296 / 288 of
+//     the file's size: the one layout here larger than its file.
+// So a 64-byte chunk is 4 consecutive values of each of the 16 rows (Q5_0, Q6_K, Q4_K: two such
+// sets, one per nibble): one lane per row of an AVX-512 dot-product instruction (two AVX2 registers
+// of 8 rows each). With an even number of blocks (every model's widths) every Q8_0 and Q5_0 chunk
+// is 64-byte aligned in the 64-byte-aligned copy (Q6_K's with a whole number of 2 super-blocks).
+// A packed copy has the file's size (Q4_K: 2.8 % more).
 //
 // The repacked copy is planned memory: the CPU backend allocates it at Prepare (counted in
 // MemoryReport::packed_weights_bytes), the file stays mapped read-only and still serves every
@@ -36,18 +48,42 @@ constexpr size_t kPackedScales = 32;      // scale bytes per block of a group
 constexpr size_t kPackedQ8_0Block = 544;  // bytes per block of a group: scales, 512 of quants
 constexpr size_t kPackedQ5_0Block = 352;  // scales, 64 of high bits, 256 of nibbles
 constexpr size_t kPackedQ5_0HighBits = 64;
+constexpr size_t kPackedQ6_KBlock = 420;  // per block of 32: 4 of d, 32 of scales, 128, 256
+constexpr size_t kPackedQ4_KBlock = 296;  // per block of 32: 8 of d, dmin, 32 of scales, 256
 
 // Whether matrices of `type` have a packed layout.
 inline bool PackedSupportsType(DType type) {
-  return type == DType::kQ8_0 || type == DType::kQ5_0;
+  return type == DType::kQ8_0 || type == DType::kQ5_0 || type == DType::kQ6_K ||
+         type == DType::kQ4_K;
 }
 
-// Bytes per block of a group of `type` (PackedSupportsType).
+// Bytes per block of 32 of a group of `type` (PackedSupportsType; Q6_K: on average).
 inline size_t PackedBlockBytes(DType type) {
+  if (type == DType::kQ6_K) return kPackedQ6_KBlock;
+  if (type == DType::kQ4_K) return kPackedQ4_KBlock;
   return type == DType::kQ8_0 ? kPackedQ8_0Block : kPackedQ5_0Block;
 }
 
-// Bytes of the packed copy of a [n_out, n_in] matrix of `type` (PackedSupportsType).
+// Where Q6_K's sections start in a group of `blocks` blocks of 32 (its d at 0).
+struct PackedQ6KSections {
+  size_t scales, high_bits, nibbles;
+};
+inline PackedQ6KSections Q6KSections(int64_t blocks) {
+  const size_t n = static_cast<size_t>(blocks);
+  return {4 * n, 36 * n, 164 * n};
+}
+
+// Where Q4_K's sections start in a group of `blocks` blocks of 32 (its d and dmin at 0).
+struct PackedQ4KSections {
+  size_t scales, nibbles;
+};
+inline PackedQ4KSections Q4KSections(int64_t blocks) {
+  const size_t n = static_cast<size_t>(blocks);
+  return {8 * n, 40 * n};
+}
+
+// Bytes of the packed copy of a [n_out, n_in] matrix of `type` (PackedSupportsType), or 0 when
+// the matrix has none (another type, or rows that are not whole blocks).
 uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in);
 
 // Writes the x16 layout of the matrix `w` [n_out, n_in] of `type` (PackedSupportsType; file

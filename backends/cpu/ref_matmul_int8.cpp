@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "backends/cpu/dequantize_k.h"
 #include "backends/cpu/half.h"
 #include "backends/cpu/kquant_scales.h"
 #include "backends/cpu/matmul_int8.h"
@@ -58,10 +59,25 @@ void DecodeQ4KSubBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
   for (int i = 0; i < 32; ++i) wq[i] = (qs[i] >> (4 * (unit % 2))) & 0x0f;
 }
 
-// Block b of a weight row as integers wq[32] and its scales (m = 0 unless Q4_1, Q5_1, Q4_K).
+// Q6_K: block b is elements 32 (b % 8) ... + 31 of super-block b / 8 (210 bytes), with dw = d
+// and the int8 scales of its two 16-value sub-blocks.
+void DecodeQ6KBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw, int32_t sub[2]) {
+  const uint8_t* block = row + (b / 8) * 210;
+  const int first = 32 * static_cast<int>(b % 8);
+  for (int i = 0; i < 32; ++i) wq[i] = kquant::Q6KInteger(block, first + i);
+  const int8_t* scales = reinterpret_cast<const int8_t*>(block + 192);
+  sub[0] = scales[first / 16];
+  sub[1] = scales[first / 16 + 1];
+  *dw = HalfToFloat(ReadU16(block + 208));
+}
+
+// Block b of a weight row as integers wq[32] and its scales: dw, m (0 unless Q4_1, Q5_1, Q4_K)
+// and the integer scales of elements 0-15 and 16-31 (1 unless Q6_K).
 void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
-                        float* m) {
+                        float* m, int32_t sub[2]) {
   *m = 0.0f;
+  sub[0] = sub[1] = 1;
+  if (type == DType::kQ6_K) return DecodeQ6KBlock(row, b, wq, dw, sub);
   if (type == DType::kQ4_K) return DecodeQ4KSubBlock(row, b, wq, dw, m);
   if (type == DType::kQ8_0) {
     const uint8_t* block = row + b * 34;
@@ -99,9 +115,11 @@ float DotRow(DType type, const uint8_t* row, const T* q, const float* d, const i
   for (int64_t b = 0; b < blocks; ++b) {
     int32_t wq[32];
     float dw = 0.0f, m = 0.0f;
-    DecodeIntegerBlock(type, row, b, wq, &dw, &m);
-    int32_t idot = 0;
-    for (int i = 0; i < 32; ++i) idot += wq[i] * q[b * kQuantBlock + i];
+    int32_t sub[2];
+    DecodeIntegerBlock(type, row, b, wq, &dw, &m, sub);
+    int32_t half_dots[2] = {0, 0};
+    for (int i = 0; i < 32; ++i) half_dots[i / 16] += wq[i] * q[b * kQuantBlock + i];
+    const int32_t idot = sub[0] * half_dots[0] + sub[1] * half_dots[1];
     float term = (dw * d[b]) * static_cast<float>(idot);
     if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K) {
       term = term + m * (d[b] * static_cast<float>(sum[b]));
@@ -137,7 +155,7 @@ void QuantizeInt16(const float* x, int64_t rows, int64_t n_in, void* q, float* d
 
 void MatMulIntRange(DType type, const uint8_t* w, int64_t n_out, const QuantizedActivations& x,
                     float* y, int64_t o_begin, int64_t o_end) {
-  if (!IntSupportsType(type)) {
+  if (!IntSupportsType(type, x.bits)) {
     // A caller's contract violation (the backend keeps f32 activations for these types):
     // NaN outputs make it loud instead of decoding the weights as the wrong type.
     for (int64_t r = 0; r < x.rows; ++r) {

@@ -96,14 +96,14 @@ typedef struct staticlm_limits {
    * skips shader compilation; staticlm_init_notes says what happened. NULL: "<plan_path>.vkcache"
    * when plan_path is set, else no cache; "": no cache. Borrowed for the call. */
   const char* pipeline_cache_path;
-  /* CPU: products with Q4_0/Q4_1/Q8_0 weights quantize their activations per block of 32 to
-   * this many bits and use integer dot products (AVX-512 VNNI or AVX2). 0 (default): f32
-   * activations. 16: within the golden tolerance of transformers (largest logit difference
-   * 0.006 with an f32 cache) and faster. 8: faster still, but moves SmolLM2's logits by about 1
-   * (outside the tolerance); with AVX2 or AVX-512 VNNI it also copies the Q8_0 and Q5_0 matrices
-   * into a packed layout at init (staticlm_memory.packed_weights_bytes). Other values are
-   * STATICLM_INVALID_ARGUMENT; CPUs without the instructions keep f32 activations
-   * (staticlm_backend_description says which). */
+  /* CPU: products with Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K weights (and Q6_K at 8 bits) quantize
+   * their activations per block of 32 to this many bits and use integer dot products (AVX-512
+   * VNNI or AVX2). 0 (default): f32 activations. 16: within the golden tolerance of transformers
+   * (largest logit difference 0.006 with an f32 cache) and faster. 8: faster still, but moves
+   * SmolLM2's logits by about 1 (outside the tolerance); with AVX2 or AVX-512 VNNI it also copies
+   * the Q8_0, Q5_0, Q6_K and Q4_K matrices into a packed layout at init
+   * (staticlm_memory.packed_weights_bytes). Other values are STATICLM_INVALID_ARGUMENT; CPUs
+   * without the instructions keep f32 activations (staticlm_backend_description says which). */
   int32_t activation_bits;
   /* A Hugging Face folder (model_path a directory): quantize its weight matrices at init into
    * the weight buffer, "q8_0", "q4_0" or "q4_k" (q4_k: rows that are not whole 256-value blocks

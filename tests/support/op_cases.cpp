@@ -26,7 +26,7 @@ bool IsKQuant(DType t) {
 }
 // The products quantized_activations changes: those the CPU's integer kernels take.
 bool IsQuantizable(DType t) {
-  return cpu::IntSupportsType(t);
+  return cpu::IntSupportsType(t, 8) || cpu::IntSupportsType(t, 16);
 }
 
 // An input width every layout of `t` allows and that is no power of two: K-quants need whole

@@ -17,6 +17,8 @@
 
 #include <immintrin.h>
 
+#include "backends/cpu/arch/x86/int8_sums.h"
+
 #include <algorithm>
 #include <cfloat>
 #include <cstring>
@@ -244,6 +246,60 @@ struct Q4_KColumns {
   }
 };
 
+// Q6_K as in the VNNI file: block b is elements 32u ... 32u + 31 (u = b % 8) of super-block
+// b / 8, with dw = d and one integer scale per 16 elements; weights load as u = q6 = wq + 32
+// (at most 63, so vpmaddubsw's pairs stay below 2 · 63 · 127 = 16002). d and the 16 scales of
+// the 8 columns are gathered at the super-block's first block and kept in State.
+struct Q6_KColumns {
+  static constexpr size_t kBytes = 210;  // per super-block of 256
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int32_t kOffset = 32;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSigned = false;
+  static constexpr bool kSubBlockScales = true;
+  struct State {
+    __m256 d;
+    __m256i sc[4];  // byte k of lane c: scale 4i + k of column c (int8)
+  };
+  template <class G>
+  STATICLM_AVX2 static void Scales(const G& g, int64_t b, State& s, __m256* dw, __m256* m) {
+    if (b % 8 == 0) {
+      const uint8_t* first = g.cols[0] + static_cast<size_t>(b / 8) * kBytes;
+      // d is the last 2 bytes of the block: read the word that ends with it.
+      s.d = LowHalves(_mm256_srli_epi32(GatherWords(first + 206, g.offsets), 16));
+      for (int i = 0; i < 4; ++i) s.sc[i] = GatherWords(first + 192 + 4 * i, g.offsets);
+    }
+    *dw = s.d;
+    *m = _mm256_setzero_ps();
+  }
+  // The scales of elements 0-15 (*a) and 16-31 (*bb) of block b, sign-extended, lane c: column c.
+  STATICLM_AVX2 static void SubBlockScales(const State& s, int64_t b, __m256i* a, __m256i* bb) {
+    const int_drive::Q6KBlockPlace at = int_drive::Q6KPlaceOf(b);
+    const __m256i word = s.sc[at.scale_word];
+    *a = _mm256_srai_epi32(_mm256_sll_epi32(word, _mm_cvtsi32_si128(at.scale_a_up)), 24);
+    *bb = _mm256_srai_epi32(_mm256_sll_epi32(word, _mm_cvtsi32_si128(at.scale_a_up - 8)), 24);
+  }
+  // Elements 0-15 and 16-31 of block b as u = q6 (int_drive::Q6KPlaceOf says where).
+  template <class G>
+  STATICLM_AVX2 static void Load(const G& g, int64_t b, __m256i lo[4], __m256i hi[4]) {
+    const int_drive::Q6KBlockPlace place = int_drive::Q6KPlaceOf(b);
+    const size_t ql = place.ql, qh = place.qh;
+    const __m128i nibble_shift = _mm_cvtsi32_si128(place.nibble_shift);
+    const __m128i high_shift = _mm_cvtsi32_si128(place.high_shift);
+    const __m256i nibble = _mm256_set1_epi8(0x0f), two_bits = _mm256_set1_epi8(0x03);
+    for (int j = 0; j < 4; ++j) {
+      const size_t at[4] = {ql, ql + 16, qh, qh + 16};
+      __m256i v[4];  // ql elements 0-15, 16-31; qh elements 0-15, 16-31
+      for (int i = 0; i < 4; ++i) v[i] = Load2x128(g.cols[j] + at[i], g.cols[j + 4] + at[i]);
+      for (int i = 0; i < 2; ++i) {
+        const __m256i low = _mm256_and_si256(_mm256_srl_epi16(v[i], nibble_shift), nibble);
+        const __m256i high = _mm256_and_si256(_mm256_srl_epi16(v[i + 2], high_shift), two_bits);
+        (i == 0 ? lo[j] : hi[j]) = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+      }
+    }
+  }
+};
+
 struct Q8_0Columns : BlockScales<34, false> {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 0;
@@ -292,6 +348,26 @@ STATICLM_AVX2 __m256i DotInt8(const __m256i lo[4], const __m256i hi[4], const in
     p[j] = _mm256_add_epi32(DotBytes<B::kSigned>(lo[j], xlo), DotBytes<B::kSigned>(hi[j], xhi));
   }
   return Reduce4(p);
+}
+
+// Q6_K's idot (matmul_int8.h) in lane c, as the VNNI file's DotInt8SubBlocks: each half's dot
+// of u = wq + kOffset with q, less kOffset times the half's Σ q, times the half's scale.
+template <int32_t kOffset>
+STATICLM_AVX2 __m256i DotInt8SubBlocks(const __m256i lo[4], const __m256i hi[4], const int8_t* q,
+                                       int32_t sum, __m256i sa, __m256i sb) {
+  const __m128i qlo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m256i xlo = _mm256_broadcastsi128_si256(qlo);
+  const __m256i xhi =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
+  __m256i plo[4], phi[4];
+  for (int j = 0; j < 4; ++j) {
+    plo[j] = DotBytes<false>(lo[j], xlo);
+    phi[j] = DotBytes<false>(hi[j], xhi);
+  }
+  const int32_t sum_lo = SumInt8x16(q);
+  const __m256i dlo = _mm256_sub_epi32(Reduce4(plo), _mm256_set1_epi32(kOffset * sum_lo));
+  const __m256i dhi = _mm256_sub_epi32(Reduce4(phi), _mm256_set1_epi32(kOffset * (sum - sum_lo)));
+  return _mm256_add_epi32(_mm256_mullo_epi32(sa, dlo), _mm256_mullo_epi32(sb, dhi));
 }
 
 // w16[j][s]: elements 8s..8s+7 of each column widened to 16 bits.
@@ -351,21 +427,29 @@ STATICLM_AVX2_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
     }
     __m256 dw, m;
     B::Scales(g, b, state, &dw, &m);
+    constexpr bool kSubBlocks = int_drive::HasSubBlockScales<B>();
+    __m256i sa = _mm256_setzero_si256(), sb = sa;  // kSubBlocks: scales of elements 0-15, 16-31
+    if constexpr (kSubBlocks) B::SubBlockScales(state, b, &sa, &sb);
     __m256i lo[4], hi[4];
     B::Load(g, b, lo, hi);
     __m256i w16[4][4];
     if constexpr (kBits == 16) Widen<B>(lo, hi, w16);
     for (int r = 0; r < R; ++r) {
       const int64_t xb = (r0 + r) * blocks + b;
+      const float dx = x.d[xb];
+      const int32_t sum = x.sum[xb];
       __m256i idot;
       if constexpr (kBits == 16) {
         idot = DotInt16(w16, static_cast<const int16_t*>(x.q) + xb * kQuantBlock);
+      } else if constexpr (kSubBlocks) {
+        const int8_t* q = static_cast<const int8_t*>(x.q) + xb * kQuantBlock;
+        idot = DotInt8SubBlocks<B::kOffset>(lo, hi, q, sum, sa, sb);
       } else {
         idot = DotInt8<B>(lo, hi, static_cast<const int8_t*>(x.q) + xb * kQuantBlock);
       }
-      const float dx = x.d[xb];
-      const int32_t sum = x.sum[xb];
-      if (B::kOffset != 0) idot = _mm256_sub_epi32(idot, _mm256_set1_epi32(B::kOffset * sum));
+      if (B::kOffset != 0 && !kSubBlocks) {
+        idot = _mm256_sub_epi32(idot, _mm256_set1_epi32(B::kOffset * sum));
+      }
       __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw, _mm256_set1_ps(dx)), _mm256_cvtepi32_ps(idot));
       if (B::kHasMin) {
         term = _mm256_add_ps(term, _mm256_mul_ps(m, _mm256_set1_ps(dx * static_cast<float>(sum))));
@@ -396,6 +480,7 @@ struct Avx2Isa {
   using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
   using Q4_K = Q4_KColumns;
+  using Q6_K = Q6_KColumns;
   STATICLM_AVX2_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
     static_cast<int_drive::Columns<kColumns>&>(g) = c;

@@ -19,6 +19,7 @@
 #if defined(__x86_64__)
 
 #include "backends/cpu/arch/x86/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/int8_sums.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -218,6 +219,66 @@ struct Q4_KColumns {
   }
 };
 
+// Q6_K: block b of the product is elements 32u ... 32u + 31 (u = b % 8) of super-block b / 8
+// (210 bytes: ql[128], qh[64], 16 int8 scales, f16 d), with dw = d and two integer scales, one
+// per 16 elements (matmul_int8.h). Weights load as u = q6 = wq + 32 (6 bits): the low nibble from
+// ql, bits 4-5 from qh. d and the 16 scales of all 16 columns are gathered at the super-block's
+// first block and kept in State.
+struct Q6_KColumns {
+  static constexpr size_t kBytes = 210;  // per super-block of 256
+  static constexpr int64_t kBlockValues = 256;
+  static constexpr int32_t kOffset = 32;
+  static constexpr bool kHasMin = false;
+  static constexpr bool kSubBlockScales = true;
+  struct State {
+    __m512 d;
+    __m512i sc[4];  // byte k of lane c: scale 4i + k of column c (int8)
+  };
+  template <class G>
+  STATICLM_VNNI static void Scales(const G& g, int64_t b, State& s, __m512* dw, __m512* m) {
+    if (b % 8 == 0) {
+      const uint8_t* first = g.cols[0] + static_cast<size_t>(b / 8) * kBytes;
+      // d is the last 2 bytes of the block: read the word that ends with it.
+      s.d = LowHalves(_mm512_srli_epi32(_mm512_i32gather_epi32(g.offsets, first + 206, 1), 16));
+      for (int i = 0; i < 4; ++i) {
+        s.sc[i] = _mm512_i32gather_epi32(g.offsets, first + 192 + 4 * i, 1);
+      }
+    }
+    *dw = s.d;
+    *m = _mm512_setzero_ps();
+  }
+  // The scales of elements 0-15 (*a) and 16-31 (*bb) of block b, sign-extended, lane c: column c.
+  STATICLM_VNNI static void SubBlockScales(const State& s, int64_t b, __m512i* a, __m512i* bb) {
+    const int_drive::Q6KBlockPlace at = int_drive::Q6KPlaceOf(b);
+    const __m512i word = s.sc[at.scale_word];
+    *a = _mm512_srai_epi32(_mm512_sll_epi32(word, _mm_cvtsi32_si128(at.scale_a_up)), 24);
+    *bb = _mm512_srai_epi32(_mm512_sll_epi32(word, _mm_cvtsi32_si128(at.scale_a_up - 8)), 24);
+  }
+  // Elements 0-15 and 16-31 of block b as u = q6 (int_drive::Q6KPlaceOf says where).
+  template <class G>
+  STATICLM_VNNI static void Load(const G& g, int64_t b, __m512i lo[4], __m512i hi[4]) {
+    const int_drive::Q6KBlockPlace place = int_drive::Q6KPlaceOf(b);
+    const size_t ql = place.ql, qh = place.qh;
+    const __m128i nibble_shift = _mm_cvtsi32_si128(place.nibble_shift);
+    const __m128i high_shift = _mm_cvtsi32_si128(place.high_shift);
+    const __m512i nibble = _mm512_set1_epi8(0x0f), two_bits = _mm512_set1_epi8(0x03);
+    const uint8_t* const* cols = g.cols;
+    for (int j = 0; j < 4; ++j) {
+      __m512i v[4];  // ql elements 0-15, 16-31; qh elements 0-15, 16-31
+      const size_t at[4] = {ql, ql + 16, qh, qh + 16};
+      for (int i = 0; i < 4; ++i) {
+        v[i] = Load4x128(cols[j] + at[i], cols[j + 4] + at[i], cols[j + 8] + at[i],
+                         cols[j + 12] + at[i]);
+      }
+      for (int i = 0; i < 2; ++i) {
+        const __m512i low = _mm512_and_si512(_mm512_srl_epi16(v[i], nibble_shift), nibble);
+        const __m512i high = _mm512_and_si512(_mm512_srl_epi16(v[i + 2], high_shift), two_bits);
+        (i == 0 ? lo[j] : hi[j]) = _mm512_or_si512(low, _mm512_slli_epi16(high, 4));
+      }
+    }
+  }
+};
+
 struct Q8_0Columns : BlockScales<34, false> {
   static constexpr size_t kBytes = 34;
   static constexpr int32_t kOffset = 128;  // u = wq xor 0x80 = wq + 128
@@ -265,6 +326,26 @@ STATICLM_VNNI __m512i DotInt8(const __m512i lo[4], const __m512i hi[4], const in
   return Reduce4(p);
 }
 
+// Q6_K's idot (matmul_int8.h) in lane c, from u = wq + kOffset: each half's dot of u with q,
+// less kOffset times the half's Σ q (sum: the whole block's), times the half's scale (sa, sb).
+template <int32_t kOffset>
+STATICLM_VNNI __m512i DotInt8SubBlocks(const __m512i lo[4], const __m512i hi[4], const int8_t* q,
+                                       int32_t sum, __m512i sa, __m512i sb) {
+  const __m128i qlo = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+  const __m512i xlo = _mm512_broadcast_i32x4(qlo);
+  const __m512i xhi =
+      _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
+  __m512i plo[4], phi[4];
+  for (int j = 0; j < 4; ++j) {
+    plo[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[j], xlo);
+    phi[j] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi[j], xhi);
+  }
+  const int32_t sum_lo = SumInt8x16(q);
+  const __m512i dlo = _mm512_sub_epi32(Reduce4(plo), _mm512_set1_epi32(kOffset * sum_lo));
+  const __m512i dhi = _mm512_sub_epi32(Reduce4(phi), _mm512_set1_epi32(kOffset * (sum - sum_lo)));
+  return _mm512_add_epi32(_mm512_mullo_epi32(sa, dlo), _mm512_mullo_epi32(sb, dhi));
+}
+
 // The same with int16 activations: vpdpwssd of the weights widened to 16 bits (w16[j][s] holds
 // elements 8s..8s+7 of each column, in Load's lane order) with 8 activations at a time.
 STATICLM_VNNI __m512i DotInt16(const __m512i w16[4][4], const int16_t* q) {
@@ -301,6 +382,9 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
     }
     __m512 dw, m;
     B::Scales(g, b, state, &dw, &m);
+    constexpr bool kSubBlocks = int_drive::HasSubBlockScales<B>();
+    __m512i sa = _mm512_setzero_si512(), sb = sa;  // kSubBlocks: scales of elements 0-15, 16-31
+    if constexpr (kSubBlocks) B::SubBlockScales(state, b, &sa, &sb);
     __m512i lo[4], hi[4];
     B::Load(g, b, lo, hi);
     __m512i w16[4][4];
@@ -316,15 +400,20 @@ STATICLM_VNNI_KERNEL void RunTile(const Group& g, const QuantizedActivations& x,
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const int64_t xb = (r0 + r) * blocks + b;
+      const float dx = x.d[xb];
+      const int32_t sum = x.sum[xb];
       __m512i idot;
       if constexpr (kBits == 16) {
         idot = DotInt16(w16, static_cast<const int16_t*>(x.q) + xb * kQuantBlock);
+      } else if constexpr (kSubBlocks) {
+        const int8_t* q = static_cast<const int8_t*>(x.q) + xb * kQuantBlock;
+        idot = DotInt8SubBlocks<B::kOffset>(lo, hi, q, sum, sa, sb);
       } else {
         idot = DotInt8(lo, hi, static_cast<const int8_t*>(x.q) + xb * kQuantBlock);
       }
-      const float dx = x.d[xb];
-      const int32_t sum = x.sum[xb];
-      if (B::kOffset != 0) idot = _mm512_sub_epi32(idot, _mm512_set1_epi32(B::kOffset * sum));
+      if (B::kOffset != 0 && !kSubBlocks) {
+        idot = _mm512_sub_epi32(idot, _mm512_set1_epi32(B::kOffset * sum));
+      }
       __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, _mm512_set1_ps(dx)), _mm512_cvtepi32_ps(idot));
       if (B::kHasMin) {
         term = _mm512_add_ps(term, _mm512_mul_ps(m, _mm512_set1_ps(dx * static_cast<float>(sum))));
@@ -347,6 +436,7 @@ struct VnniIsa {
   using Q5_1 = Q5_1Columns;
   using Q8_0 = Q8_0Columns;
   using Q4_K = Q4_KColumns;
+  using Q6_K = Q6_KColumns;
   STATICLM_VNNI_KERNEL static Group MakeGroup(const int_drive::Columns<kColumns>& c) {
     Group g;
     static_cast<int_drive::Columns<kColumns>&>(g) = c;

@@ -1,9 +1,10 @@
-// AVX2 products of int8 activations with Q8_0 or Q5_0 weights in the packed x16 layout
-// (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
+// AVX2 products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the packed x16
+// layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
 // values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at most
 // 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at most
-// 2 · 31 · 127); vpmaddwd by ones then widens each row's four products into its own int32 lane.
-// The arithmetic per block is matmul_int8.h's, bit for bit.
+// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_K as its nibbles; vpmaddwd by
+// ones then widens each row's four products into its own int32 lane. The arithmetic per block is
+// matmul_int8.h's, bit for bit.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
 #include "backends/cpu/packed_weights.h"
@@ -11,6 +12,8 @@
 #if defined(__x86_64__)
 
 #include <immintrin.h>
+
+#include "backends/cpu/arch/x86/int8_sums.h"
 
 #include <cstring>
 
@@ -29,8 +32,34 @@ STATICLM_AVX2 __m256i Dot4(__m256i u, __m256i x) {
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
 }
 
+// The f16 scales of rows 8h … 8h + 7 at p, as f32.
+STATICLM_AVX2 void LoadScales(const uint8_t* p, __m256 dw[2]) {
+  for (int h = 0; h < 2; ++h) {
+    dw[h] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * h)));
+  }
+}
+
+// The low (s even) or high (s odd) nibbles of chunk s / 2 of a block's nibbles (Q5_0's order),
+// rows 8h … 8h + 7: values 4s … 4s + 3 of each.
+STATICLM_AVX2 __m256i Nibbles(const uint8_t* nibbles, int s, int h) {
+  const __m256i chunk =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
+  return _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+}
+
+// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
+struct BlockScales {
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = false;
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    LoadScales(group + static_cast<size_t>(b) * kPackedScales, dw);
+    m[0] = m[1] = _mm256_setzero_ps();
+  }
+};
+
 // Q8_0: step s, half h is rows 8h … 8h + 7 of chunk s; signed weights, the sign moved to x.
-struct Q8_0Steps {
+struct Q8_0Steps : BlockScales {
   static constexpr int32_t kOffset = 0;
   static constexpr size_t kBlockBytes = kPackedQ8_0Block;
   const uint8_t* quants;
@@ -48,7 +77,7 @@ struct Q8_0Steps {
 // Q5_0: step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h … 8h
 // + 7, with bit 4 of each byte from bits 4s … 4s + 3 of the row's qh word, spread one to a
 // byte by a multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
-struct Q5_0Steps {
+struct Q5_0Steps : BlockScales {
   static constexpr int32_t kOffset = 16;
   static constexpr size_t kBlockBytes = kPackedQ5_0Block;
   const uint8_t* nibbles;
@@ -62,15 +91,88 @@ struct Q5_0Steps {
     qh[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 32));
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const {
-    const __m256i chunk =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(nibbles + 64 * (s / 2) + 32 * h));
-    const __m256i low4 =
-        _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
+    const __m256i low4 = Nibbles(nibbles, s, h);
     const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh[h], 4 * s), _mm256_set1_epi32(0x0f));
     const __m256i fifth = _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
                                            _mm256_set1_epi32(0x10101010));
     return _mm256_or_si256(low4, fifth);
   }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
+// Q6_K as in the VNNI file: dw = the super-block's d; step s, half h: the low (s even) or high
+// (s odd) nibbles of chunk s / 2's rows 8h … 8h + 7, with bits 4-5 from bits 2 (s % 4), +1 of
+// high-bit chunk s / 4. Steps 0-3 carry the block's first scale (sa), 4-7 its second (sb).
+struct Q6_KSteps {
+  static constexpr int32_t kOffset = 32;
+  static constexpr size_t kBlockBytes = kPackedQ6_KBlock;
+  static constexpr bool kSubBlockScales = true;
+  static constexpr bool kHasMin = false;
+  const uint8_t* nibbles;
+  const uint8_t* high_bits;
+  __m256i sa[2], sb[2];  // rows 8h … 8h + 7
+  STATICLM_AVX2 Q6_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ6KSections at = Q6KSections(blocks);
+    const size_t block = static_cast<size_t>(b);
+    nibbles = group + at.nibbles + 256 * block;
+    high_bits = group + at.high_bits + 128 * block;
+    const uint8_t* scales = group + at.scales + 32 * block;
+    for (int h = 0; h < 2; ++h) {
+      sa[h] =
+          _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + 8 * h)));
+      sb[h] = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(scales + 16 + 8 * h)));
+    }
+  }
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales, dw);
+    m[0] = m[1] = _mm256_setzero_ps();
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const {
+    const __m256i low4 = Nibbles(nibbles, s, h);
+    const __m256i high =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high_bits + 64 * (s / 4) + 32 * h));
+    // Bits 2 (s % 4), +1 of each byte moved to bits 4-5 (what else moves is masked off); the
+    // shift is a constant once the steps are unrolled.
+    const int up = 4 - 2 * (s % 4);
+    const __m256i at45 = up >= 0 ? _mm256_slli_epi16(high, up) : _mm256_srli_epi16(high, -up);
+    return _mm256_or_si256(low4, _mm256_and_si256(at45, _mm256_set1_epi8(0x30)));
+  }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
+// The 8 unsigned bytes at p as f32.
+STATICLM_AVX2 __m256 BytesAsFloats(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Q4_K as in the VNNI file: dw = d · sc and m = −(dmin · min) of block b, rows 8h … 8h + 7 in
+// half h (exact products); step s is the nibbles of Nibbles (u = wq).
+struct Q4_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_AVX2 Q4_KSteps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
+    __m256 dd[2], dmin[2];
+    LoadScales(d, dd);
+    LoadScales(d + 32, dmin);
+    for (int h = 0; h < 2; ++h) {
+      const __m256 neg_dmin = _mm256_castsi256_ps(
+          _mm256_xor_si256(_mm256_castps_si256(dmin[h]), _mm256_set1_epi32(INT32_MIN)));
+      dw[h] = _mm256_mul_ps(dd[h], BytesAsFloats(sc + 8 * h));
+      m[h] = _mm256_mul_ps(neg_dmin, BytesAsFloats(sc + 16 + 8 * h));
+    }
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const { return Nibbles(nibbles, s, h); }
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
 
@@ -82,11 +184,8 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
   __m256 acc[R][2];
   for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedScales;
-    __m256 dw[2];
-    for (int h = 0; h < 2; ++h) {
-      dw[h] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16 * h)));
-    }
+    __m256 dw[2], m[2];
+    B::Scales(group, blocks, b, dw, m);
     // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
     // whole group and on into the next, with no gap where the sections meet.
     for (size_t line = 0; line < B::kBlockBytes; line += 64) {
@@ -95,8 +194,16 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                    _MM_HINT_T0);
     }
     const B steps(group, blocks, b);
-    __m256i dot[R][2];
-    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm256_setzero_si256();
+    // Per row and half: one sum over the steps, or with kSubBlockScales one per scale (steps
+    // 0-3, 4-7), combined as sa · (dot_a − offset · Σ q[0..15]) + sb · (the same for 16..31).
+    constexpr bool kSub = B::kSubBlockScales;
+    constexpr int kSums = kSub ? 2 : 1;
+    __m256i dot[R][2][kSums];
+    for (int r = 0; r < R; ++r) {
+      for (int h = 0; h < 2; ++h) {
+        for (int k = 0; k < kSums; ++k) dot[r][h][k] = _mm256_setzero_si256();
+      }
+    }
     for (int s = 0; s < 8; ++s) {
       for (int h = 0; h < 2; ++h) {
         const __m256i w = steps.Step(s, h);
@@ -104,7 +211,8 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
         for (int r = 0; r < R; ++r) {
           int32_t four;
           std::memcpy(&four, q + ((r0 + r) * blocks + b) * kQuantBlock + 4 * s, 4);
-          dot[r][h] = _mm256_add_epi32(dot[r][h], B::Dot(w, _mm256_set1_epi32(four)));
+          __m256i& sum = dot[r][h][kSub ? s / 4 : 0];
+          sum = _mm256_add_epi32(sum, B::Dot(w, _mm256_set1_epi32(four)));
         }
       }
     }
@@ -114,8 +222,22 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
       const __m256 dx = _mm256_set1_ps(x.d[xb]);
       const __m256i offset = _mm256_set1_epi32(B::kOffset * x.sum[xb]);
       for (int h = 0; h < 2; ++h) {
-        const __m256i idot = _mm256_sub_epi32(dot[r][h], offset);
-        const __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[h], dx), _mm256_cvtepi32_ps(idot));
+        __m256i idot;
+        if constexpr (kSub) {
+          const int32_t sum_a = SumInt8x16(q + xb * kQuantBlock), sum_b = x.sum[xb] - sum_a;
+          const __m256i a = _mm256_sub_epi32(dot[r][h][0], _mm256_set1_epi32(B::kOffset * sum_a));
+          const __m256i c =
+              _mm256_sub_epi32(dot[r][h][kSums - 1], _mm256_set1_epi32(B::kOffset * sum_b));
+          idot = _mm256_add_epi32(_mm256_mullo_epi32(steps.sa[h], a),
+                                  _mm256_mullo_epi32(steps.sb[h], c));
+        } else {
+          idot = _mm256_sub_epi32(dot[r][h][0], offset);
+        }
+        __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[h], dx), _mm256_cvtepi32_ps(idot));
+        if constexpr (B::kHasMin) {
+          term = _mm256_add_ps(
+              term, _mm256_mul_ps(m[h], _mm256_set1_ps(x.d[xb] * static_cast<float>(x.sum[xb]))));
+        }
         acc[r][h] = _mm256_add_ps(acc[r][h], term);
       }
     }
@@ -132,6 +254,8 @@ struct Avx2Packed {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
   using Q5_0 = Q5_0Steps;
+  using Q6_K = Q6_KSteps;
+  using Q4_K = Q4_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

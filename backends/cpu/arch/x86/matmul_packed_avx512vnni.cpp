@@ -1,6 +1,6 @@
-// AVX-512 VNNI products of int8 activations with Q8_0 or Q5_0 weights in the packed x16 layout
-// (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16 output rows
-// as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
+// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the x16
+// packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16
+// output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
 // broadcast adds them into each row's own lane: no gathers, no cross-lane reduction, and the
 // weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
 // (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block order).
@@ -11,6 +11,7 @@
 #if defined(__x86_64__)
 
 #include "backends/cpu/arch/x86/avx512_intrinsics.h"
+#include "backends/cpu/arch/x86/int8_sums.h"
 
 #include <cstring>
 
@@ -24,8 +25,31 @@ constexpr int kMaxRows = 8;  // activation rows sharing each loaded weight chunk
 // KiB) and the hint made no difference beyond the noise; the layout did (11 → 20+ GB/s).
 constexpr size_t kPrefetchAhead = 4096;
 
+// The 16 rows' f16 scales at p, as f32.
+STATICLM_VNNI __m512 LoadScales(const uint8_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+// The low (s even) or high (s odd) nibbles of chunk s / 2 of a block's nibbles (Q5_0's order):
+// values 4s … 4s + 3 of each row.
+STATICLM_VNNI __m512i Nibbles(const uint8_t* nibbles, int s) {
+  const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
+  return _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+}
+
+// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
+struct BlockScales {
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = false;
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    *dw = LoadScales(group + static_cast<size_t>(b) * kPackedScales);
+    *m = _mm512_setzero_ps();
+  }
+};
+
 // Q8_0: step s is chunk s of the block's quants, made unsigned (u = wq + 128).
-struct Q8_0Steps {
+struct Q8_0Steps : BlockScales {
   static constexpr int32_t kOffset = 128;
   static constexpr size_t kBlockBytes = kPackedQ8_0Block;
   const uint8_t* quants;
@@ -41,7 +65,7 @@ struct Q8_0Steps {
 // Q5_0: step s is the low (s even) or high (s odd) nibbles of chunk s / 2, with bit 4 of each
 // byte from the rows' qh words: bits 4s … 4s + 3 of a row's word, spread one to a byte by a
 // 16-entry table (vpermd takes an index's low 4 bits). u = 5-bit value = wq + 16.
-struct Q5_0Steps {
+struct Q5_0Steps : BlockScales {
   static constexpr int32_t kOffset = 16;
   static constexpr size_t kBlockBytes = kPackedQ5_0Block;
   const uint8_t* nibbles;
@@ -57,12 +81,77 @@ struct Q5_0Steps {
         _mm512_setr_epi32(0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
                           0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
                           0x10100000, 0x10100010, 0x10101000, 0x10101010);
-    const __m512i chunk = _mm512_loadu_si512(nibbles + 64 * (s / 2));
-    const __m512i low4 =
-        _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
+    const __m512i low4 = Nibbles(nibbles, s);
     const __m512i fifth = _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
     return _mm512_or_si512(low4, fifth);
   }
+};
+
+// Q6_K: dw = the super-block's d; step s is the low (s even) or high (s odd) nibbles of chunk
+// s / 2 with bits 4-5 from bits 2 (s % 4), +1 of high-bit chunk s / 4, moved there by a shift
+// (any bits it carries across bytes are masked off). u = q6 = wq + 32. Steps 0-3 are the values
+// of the block's first scale, 4-7 of its second (kSubBlockScales: sa, sb, one lane per row).
+struct Q6_KSteps {
+  static constexpr int32_t kOffset = 32;
+  static constexpr size_t kBlockBytes = kPackedQ6_KBlock;
+  static constexpr bool kSubBlockScales = true;
+  static constexpr bool kHasMin = false;
+  const uint8_t* nibbles;
+  const uint8_t* high_bits;
+  __m512i sa, sb;
+  STATICLM_VNNI Q6_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ6KSections at = Q6KSections(blocks);
+    const size_t block = static_cast<size_t>(b);
+    nibbles = group + at.nibbles + 256 * block;
+    high_bits = group + at.high_bits + 128 * block;
+    const uint8_t* scales = group + at.scales + 32 * block;
+    sa = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
+    sb = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16)));
+  }
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    *dw = LoadScales(group + static_cast<size_t>(b / 8) * kPackedScales);
+    *m = _mm512_setzero_ps();
+  }
+  STATICLM_VNNI __m512i Step(int s) const {
+    const __m512i low4 = Nibbles(nibbles, s);
+    const __m512i high = _mm512_loadu_si512(high_bits + 64 * (s / 4));
+    // Bits 2 (s % 4), +1 of each byte moved to bits 4-5 (what else moves is masked off); the
+    // shift is a constant once the steps are unrolled.
+    const int up = 4 - 2 * (s % 4);
+    const __m512i at45 = up >= 0 ? _mm512_slli_epi16(high, up) : _mm512_srli_epi16(high, -up);
+    // low4 | (at45 & 0x30)
+    return _mm512_ternarylogic_epi32(low4, at45, _mm512_set1_epi8(0x30), 0xf8);
+  }
+};
+
+// The 16 unsigned bytes at p as f32.
+STATICLM_VNNI __m512 BytesAsFloats(const uint8_t* p) {
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// Q4_K: dw = d · sc and m = −(dmin · min) of block b (the super-block's f16 d and dmin, the
+// block's 6-bit sc and min bytes, one lane per row: exact products, as the reference's); step s
+// is the nibbles of Nibbles (u = wq).
+struct Q4_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_VNNI Q4_KSteps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m512* dw,
+                                   __m512* m) {
+    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
+    const __m512 neg_dmin = _mm512_castsi512_ps(
+        _mm512_xor_si512(_mm512_castps_si512(LoadScales(d + 32)), _mm512_set1_epi32(INT32_MIN)));
+    *dw = _mm512_mul_ps(LoadScales(d), BytesAsFloats(sc));
+    *m = _mm512_mul_ps(neg_dmin, BytesAsFloats(sc + 16));
+  }
+  STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
 };
 
 // Rows [r0, r0 + R) × one group of 16 output columns at `group`; y points at (r0, column 0);
@@ -76,8 +165,8 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
   for (int64_t b = 0; b < blocks; ++b) {
-    const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(group + static_cast<size_t>(b) * kPackedScales)));
+    __m512 dw, m;
+    B::Scales(group, blocks, b, &dw, &m);
     // The group's bytes in memory order, kPrefetchAhead ahead of block b's share of them: the
     // whole group and on into the next, with no gap where the sections meet.
     for (size_t line = 0; line < B::kBlockBytes; line += 64) {
@@ -86,9 +175,15 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                    _MM_HINT_T0);
     }
     const B steps(group, blocks, b);
-    // Two partial sums per row (even and odd steps): two dependency chains of vpdpbusd.
-    __m512i dot[R][2];
-    for (int r = 0; r < R; ++r) dot[r][0] = dot[r][1] = _mm512_setzero_si512();
+    // Two partial sums per row: even and odd steps (two dependency chains of vpdpbusd). With
+    // kSubBlockScales, steps 0-3 and 4-7 (the values of the block's two scales) sum apart, each
+    // again in two chains while the registers allow (R ≤ 4).
+    constexpr bool kSub = B::kSubBlockScales;
+    constexpr int kChains = kSub && R <= 4 ? 4 : 2;
+    __m512i dot[R][kChains];
+    for (int r = 0; r < R; ++r) {
+      for (int k = 0; k < kChains; ++k) dot[r][k] = _mm512_setzero_si512();
+    }
 #pragma GCC unroll 8
     for (int s = 0; s < 8; ++s) {
       const __m512i w = steps.Step(s);
@@ -96,16 +191,32 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
       for (int r = 0; r < R; ++r) {
         int32_t four;
         std::memcpy(&four, q + ((r0 + r) * blocks + b) * kQuantBlock + 4 * s, 4);
-        dot[r][s % 2] = _mm512_dpbusd_epi32(dot[r][s % 2], w, _mm512_set1_epi32(four));
+        const int chain = !kSub ? s % 2 : kChains == 4 ? 2 * (s / 4) + s % 2 : s / 4;
+        dot[r][chain] = _mm512_dpbusd_epi32(dot[r][chain], w, _mm512_set1_epi32(four));
       }
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const int64_t xb = (r0 + r) * blocks + b;
-      const __m512i idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
-                                            _mm512_set1_epi32(B::kOffset * x.sum[xb]));
-      const __m512 term =
+      __m512i idot;
+      if constexpr (kSub) {  // sa · (dot_a − offset · Σ q[0..15]) + sb · (the same for 16..31)
+        const int32_t sum_a = SumInt8x16(q + xb * kQuantBlock), sum_b = x.sum[xb] - sum_a;
+        const __m512i dot_a = kChains == 4 ? _mm512_add_epi32(dot[r][0], dot[r][1]) : dot[r][0];
+        const __m512i dot_b =
+            kChains == 4 ? _mm512_add_epi32(dot[r][2], dot[r][kChains - 1]) : dot[r][1];
+        const __m512i a = _mm512_sub_epi32(dot_a, _mm512_set1_epi32(B::kOffset * sum_a));
+        const __m512i c = _mm512_sub_epi32(dot_b, _mm512_set1_epi32(B::kOffset * sum_b));
+        idot = _mm512_add_epi32(_mm512_mullo_epi32(steps.sa, a), _mm512_mullo_epi32(steps.sb, c));
+      } else {
+        idot = _mm512_sub_epi32(_mm512_add_epi32(dot[r][0], dot[r][1]),
+                                _mm512_set1_epi32(B::kOffset * x.sum[xb]));
+      }
+      __m512 term =
           _mm512_mul_ps(_mm512_mul_ps(dw, _mm512_set1_ps(x.d[xb])), _mm512_cvtepi32_ps(idot));
+      if constexpr (B::kHasMin) {
+        term = _mm512_add_ps(
+            term, _mm512_mul_ps(m, _mm512_set1_ps(x.d[xb] * static_cast<float>(x.sum[xb]))));
+      }
       acc[r] = _mm512_add_ps(acc[r], term);
     }
   }
@@ -116,6 +227,8 @@ struct VnniPacked {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
   using Q5_0 = Q5_0Steps;
+  using Q6_K = Q6_KSteps;
+  using Q4_K = Q4_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
