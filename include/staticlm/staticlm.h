@@ -150,8 +150,8 @@ typedef struct staticlm_memory {
    * StaticCache), for comparison with a hybrid or windowed cache. */
   uint64_t kv_all_global_bytes;
   /* Weights copied at init into the backend's own layout, beside the mapped file: the CPU's
-   * packed Q8_0 matrices when int8 activations run on AVX2 or AVX-512 VNNI; included in
-   * total_bytes. */
+   * packed Q8_0, Q5_0, Q6_K and Q4_K matrices when int8 activations run on AVX2 or AVX-512
+   * VNNI; included in total_bytes. */
   uint64_t packed_weights_bytes;
 } staticlm_memory;
 
