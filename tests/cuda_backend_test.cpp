@@ -189,6 +189,49 @@ TEST(CudaBackendTest, SizingIsEveryPlanBufferAtItsLargestPlusTheStepBlocks) {
   EXPECT_EQ(s.pinned_total, s.pinned_logits_offset + 40 * 4);
 }
 
+// Decode attention's split partials (the backend's own scratch): sized from the op alone —
+// rows × heads × splits × (head_dim + 2) floats, a split per 32 positions the op may attend to,
+// at most 64 — and 0 for a prefill chunk's attention (the tiled kernel keeps its state on chip)
+// and for a cache short enough for one split. SizeForPlans takes the largest of any op.
+TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
+  PlanHarness h(16, 2048);
+  const uint32_t one_row = h.Tensor(BufferId::kArena, DType::kF32, {1, 9 * 64}, "out1");
+  const uint32_t chunk = h.Tensor(BufferId::kArena, DType::kF32, {16, 9 * 64}, "out16");
+  Op op;
+  op.kind = OpKind::kAttention;
+  op.n_outputs = 1;
+  op.outputs[0] = one_row;
+  op.params.n_heads = 9;
+  op.params.n_kv_heads = 3;
+  op.params.head_dim = 64;
+  op.params.cache_policy = CachePolicy::kStatic;
+  op.params.cache_slots = 2048;
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 64 * 66 * 4);
+  op.params.cache_slots = 100;  // 4 splits
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 4 * 66 * 4);
+  op.params.cache_slots = 20;  // one split: no partials
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
+  // A sliding window of 512 over a ring of 575 slots: 16 splits.
+  op.params.cache_policy = CachePolicy::kSlidingWindow;
+  op.params.window = 512;
+  op.params.cache_slots = 575;
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 16 * 66 * 4);
+  op.outputs[0] = chunk;  // a prefill chunk
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
+  op.kind = OpKind::kMatMul;
+  op.outputs[0] = one_row;
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
+
+  op.kind = OpKind::kAttention;
+  h.plan.ops.push_back(op);
+  const Plan* plans[1] = {&h.plan};
+  const cuda::CudaSizing s = cuda::SizeForPlans(plans, 1);
+  EXPECT_EQ(s.device_attention_partials, uint64_t{1} * 9 * 16 * 66 * 4);
+  EXPECT_EQ(s.device_total - s.device_attention_partials,
+            sizeof(cuda::DeviceStepBlock) + s.device_buffer[0] + s.device_buffer[1] +
+                s.device_buffer[2] + s.device_buffer[3]);
+}
+
 TEST(CudaBackendTest, PrepareWithoutADeviceFailsInOneLineAfterSizingBeforeAllocating) {
   const std::string why = NoCudaReason();
   if (why.empty()) GTEST_SKIP() << "this machine has a CUDA device";
@@ -294,26 +337,42 @@ TEST(CudaBackendTest, StepValuesCarryTheRowsOnlyForRowsAreSequencesPlans) {
 
 // ---- On a CUDA device --------------------------------------------------------------------
 
-TEST(CudaBackendTest, GpuGreedyParityAndNoAllocationAfterInit) {
+// A context of the default model on device 0 (the test has checked that there is one).
+test::ContextPtr CudaContext(int32_t max_context, int32_t prefill_chunk) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = max_context;
+  limits.prefill_chunk = prefill_chunk;
+  limits.backend = "cuda";
+  test::ContextPtr ctx = test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  if (ctx != nullptr) std::printf("%s\n", staticlm_backend_description(ctx.get()));
+  return ctx;
+}
+
+// The golden continuations of transformers on the real SmolLM2 weights (a synthetic copy of the
+// file, scripts/synthetic-gguf, cannot pass this one; the CUDA parity test covers it there).
+TEST(CudaBackendTest, GpuGreedyMatchesTheGoldenContinuations) {
   const std::string why = NoCudaReason();
   if (!why.empty()) GTEST_SKIP() << "needs a CUDA device: " << why;
   if (!test::HaveDefaultModel()) GTEST_SKIP() << "no default model";
   std::vector<test::GreedyCase> cases;
   std::string error;
   ASSERT_TRUE(test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/greedy.txt", &cases, &error)) << error;
-  staticlm_limits limits;
-  staticlm_limits_default(&limits);
-  limits.max_context = 512;
-  limits.prefill_chunk = 64;
-  limits.backend = "cuda";
-  test::ContextPtr ctx = test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  test::ContextPtr ctx = CudaContext(512, 64);
   ASSERT_NE(ctx, nullptr);
-  std::printf("%s\n", staticlm_backend_description(ctx.get()));
   // The tolerance the CPU backend's golden test uses (tests/golden_test.cpp).
   test::CheckGreedyCases(ctx.get(), cases, 0.1f);
+}
 
-  staticlm_reset(ctx.get());
-  const std::vector<int32_t>& prompt = cases[0].prompt_ids;
+// After init, decode steps and device sampling make no CUDA allocation (counted by the
+// backend's own wrappers), no heap allocation and no thread.
+TEST(CudaBackendTest, GpuStepsAllocateNothingAfterInit) {
+  const std::string why = NoCudaReason();
+  if (!why.empty()) GTEST_SKIP() << "needs a CUDA device: " << why;
+  if (!test::HaveDefaultModel()) GTEST_SKIP() << "no default model";
+  test::ContextPtr ctx = CudaContext(512, 64);
+  ASSERT_NE(ctx, nullptr);
+  const std::vector<int32_t> prompt = test::Tokens(ctx.get(), "The three primary colours are");
   ASSERT_EQ(staticlm_prefill(ctx.get(), prompt.data(), prompt.size()), STATICLM_OK);
   staticlm_sampler greedy;
   staticlm_sampler_default(&greedy);
@@ -336,21 +395,39 @@ TEST(CudaBackendTest, GpuGreedyParityAndNoAllocationAfterInit) {
   }
 }
 
-// Seeded top-k with top-p and min-p (the default sampler's filters) chosen on the device: each
-// token is the host Sampler's for the logits fetched after the device sample and a generator
-// seeded alike (a draw or filter within rounding of a boundary, where the device's expf may
-// differ from the host's by an ulp, stops the comparison), and the same generation with
-// device sampling off gives the same tokens.
-TEST(CudaBackendTest, GpuTopPAndMinPMatchTheHostSampler) {
+// Greedy on the device: the token is the argmax of the logits fetched after it (the lowest id
+// among equal maxima, as the host sampler takes).
+void ExpectDeviceGreedyIsTheArgmax(staticlm_context* ctx, std::vector<int32_t> prompt) {
+  staticlm_reset(ctx);
+  ASSERT_EQ(staticlm_prefill(ctx, prompt.data(), prompt.size()), STATICLM_OK);
+  staticlm_sampler greedy;
+  staticlm_sampler_default(&greedy);
+  greedy.temperature = 0.0f;
+  for (int step = 0; step < 12; ++step) {
+    int32_t token = -1;
+    ASSERT_EQ(staticlm_sample(ctx, &greedy, &token), STATICLM_OK);
+    EXPECT_EQ(token, test::Argmax(test::Logits(ctx))) << "step " << step;
+    ASSERT_EQ(staticlm_decode(ctx, token), STATICLM_OK);
+  }
+}
+
+// Seeded top-k with top-p and min-p (the default sampler's filters) and greedy, chosen on the
+// device from `model`'s logits: each top-k token is the host Sampler's for the logits fetched
+// after the device sample and a generator seeded alike (a draw or filter within rounding of a
+// boundary, where the device's expf may differ from the host's by an ulp, stops the
+// comparison), and the same generation with device sampling off gives the same tokens.
+void ExpectDeviceSamplingIsTheHostSamplers(const char* model) {
   const std::string why = NoCudaReason();
   if (!why.empty()) GTEST_SKIP() << "needs a CUDA device: " << why;
-  if (!test::HaveDefaultModel()) GTEST_SKIP() << "no default model";
+  FILE* f = std::fopen(model, "rb");
+  if (f == nullptr) GTEST_SKIP() << model << " is absent";
+  std::fclose(f);
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.max_context = 128;
   limits.prefill_chunk = 16;
   limits.backend = "cuda";
-  test::ContextPtr ctx = test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  test::ContextPtr ctx = test::CreateContext(model, limits);
   ASSERT_NE(ctx, nullptr);
   staticlm_sampler sampler;
   staticlm_sampler_default(&sampler);
@@ -404,6 +481,17 @@ TEST(CudaBackendTest, GpuTopPAndMinPMatchTheHostSampler) {
     EXPECT_EQ(token, device_tokens[step]) << "step " << step;
     ASSERT_EQ(staticlm_decode(ctx.get(), token), STATICLM_OK);
   }
+  ctx->engine.set_device_sampling(true);
+  ExpectDeviceGreedyIsTheArgmax(ctx.get(), prompt);
+}
+
+TEST(CudaBackendTest, GpuSamplingMatchesTheHostSamplerOnSmolLm2) {
+  ExpectDeviceSamplingIsTheHostSamplers(STATICLM_DEFAULT_MODEL);
+}
+
+// A vocabulary of 262,144: every one of the 64 slices holds thousands of logits.
+TEST(CudaBackendTest, GpuSamplingMatchesTheHostSamplerOnGemma3) {
+  ExpectDeviceSamplingIsTheHostSamplers(STATICLM_GEMMA_MODEL);
 }
 
 #endif  // STATICLM_HAVE_CUDA

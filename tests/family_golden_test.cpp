@@ -6,13 +6,13 @@
 // (transformers' ids) through the C API; staticlm's greedy tokens must equal transformers' run on
 // the same weights as that file holds them (tests/golden/families/<family>.txt, variants f16 and
 // q8_0: the script checks every tensor of each GGUF against them), f32 arithmetic and cache on
-// both sides, so only summation order differs. Each file runs on the CPU and on Vulkan. A
+// both sides, so only summation order differs. Each file runs on the CPU, on Vulkan and on CUDA. A
 // divergence is accepted only at a near tie (transformers' top-2 gap below kLogitTolerance), where
 // that case's comparison stops.
 //
 // A family whose architecture staticlm does not run yet (FindArchitecture returns null) is
 // skipped with that reason, as is a file staticlm refuses as unsupported (STATICLM_UNSUPPORTED,
-// e.g. a RoPE scaling it does not implement, or no Vulkan device here) -- with its message.
+// e.g. a RoPE scaling it does not implement, or no Vulkan or CUDA device here) -- with its message.
 // Anything else it loads must give transformers' tokens.
 #include <ostream>
 #include <string>
@@ -49,7 +49,7 @@ void PrintTo(const FamilyFile& f, std::ostream* os) {
   *os << f.family << "-" << f.variant;
 }
 
-// A file and the backend that runs it ("cpu" or "vulkan").
+// A file and the backend that runs it ("cpu", "vulkan" or "cuda").
 using Param = std::tuple<FamilyFile, std::string>;
 
 std::string ModelPath(const FamilyFile& f) {
@@ -157,7 +157,8 @@ constexpr FamilyFile kFiles[] = {
 INSTANTIATE_TEST_SUITE_P(Families, FamilyGoldenTest,
                          ::testing::Combine(::testing::ValuesIn(kFiles),
                                             ::testing::Values(std::string("cpu"),
-                                                              std::string("vulkan"))),
+                                                              std::string("vulkan"),
+                                                              std::string("cuda"))),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            const FamilyFile& f = std::get<0>(info.param);
                            return std::string(f.family) + "_" + f.variant + "_" +

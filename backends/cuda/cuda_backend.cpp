@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_step.h"
 #include "contract/plan_validation.h"
 #include "platform/clock.h"
+#include "platform/driver_scope.h"
 
 namespace staticlm::cuda {
 namespace {
@@ -27,12 +28,14 @@ Status CudaCall(cudaError_t e, const char* what) {
 CudaBackend::CudaBackend(const BackendOptions& options) : options_(options) {}
 
 CudaBackend::~CudaBackend() {
+  driver_scope::Scope driver;  // teardown: the driver's heap events are its own
   if (stream_ != nullptr) (void)cudaStreamSynchronize(stream_);
   for (cudaGraphExec_t g : graphs_) {
     if (g != nullptr) (void)cudaGraphExecDestroy(g);
   }
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   for (uint8_t* base : buffers_.base) DeviceFree(base);
+  DeviceFree(buffers_.attention_partials);
   DeviceFree(device_step_);
   PinnedFree(pinned_);
 }
@@ -57,11 +60,20 @@ Status CudaBackend::Prepare(const Plan* const* plans, int n_plans, const BufferB
   return Status::Ok();
 }
 
+// Init: inside a driver_scope::Scope, as the driver may start threads for a stream, pinned
+// memory or graphs (platform/driver_scope.h); staticlm's own allocations at init are allowed.
 Status CudaBackend::CreateResources(int n_plans) {
+  driver_scope::Scope driver;
   for (int b = 0; b < kBufferCount; ++b) {
     void* p = nullptr;
     STATICLM_RETURN_IF_ERROR(DeviceAlloc(sizing_.device_buffer[b], kBufferWhat[b], &p));
     buffers_.base[b] = static_cast<uint8_t*>(p);
+  }
+  if (sizing_.device_attention_partials > 0) {
+    void* p = nullptr;
+    STATICLM_RETURN_IF_ERROR(
+        DeviceAlloc(sizing_.device_attention_partials, "the attention splits", &p));
+    buffers_.attention_partials = static_cast<float*>(p);
   }
   void* step = nullptr;
   STATICLM_RETURN_IF_ERROR(DeviceAlloc(sizeof(DeviceStepBlock), "the step values", &step));
@@ -80,6 +92,7 @@ Status CudaBackend::CreateResources(int n_plans) {
   STATICLM_RETURN_IF_ERROR(
       CudaCall(cudaMemsetAsync(device_step_, 0, sizeof(DeviceStepBlock), stream_), "clearing"));
   STATICLM_RETURN_IF_ERROR(Synchronize());
+  STATICLM_RETURN_IF_ERROR(CudaCall(PreloadKernels(), "loading the kernels"));
   graphs_.assign(static_cast<size_t>(n_plans), nullptr);
   for (int i = 0; i < n_plans; ++i) {
     STATICLM_RETURN_IF_ERROR(CapturePlanGraph(*plans_[size_t(i)], buffers_, &device_step_->step,

@@ -123,7 +123,8 @@ Status CudaBackend::SampleOnDevice(int plan_index, int32_t row, const DeviceSamp
   cudaError_t e = cudaMemcpyAsync(&device_step_->sample, &pinned->sample, sizeof(SampleValues),
                                   cudaMemcpyHostToDevice, stream_);
   if (e == cudaSuccess) {
-    e = EnqueueSample(device_logits, vocab, &device_step_->sample, &device_step_->result, stream_);
+    e = EnqueueSample(device_logits, vocab, &device_step_->sample, &device_step_->sample_scratch,
+                      &device_step_->result, stream_);
     // A launch refused (no kernel, bad configuration) leaves the device usable; a sticky
     // error from earlier work does not, and the synchronisation below finds it.
     if (e == cudaErrorNotSupported || e == cudaErrorInvalidConfiguration) {

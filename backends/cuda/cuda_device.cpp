@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "platform/driver_scope.h"
+
 namespace staticlm::cuda {
 namespace {
 
@@ -16,7 +18,11 @@ double MiB(uint64_t bytes) {
   return static_cast<double>(bytes) / (1024.0 * 1024.0);
 }
 
+// Every function here runs the CUDA runtime's first calls (driver initialisation, context
+// creation), which start the driver's own threads: inside a driver_scope::Scope, those threads
+// and their heap events count as the driver's (platform/driver_scope.h), not staticlm's.
 Status CountDevices(int* n) {
+  driver_scope::Scope driver;
   cudaError_t e = cudaGetDeviceCount(n);
   if (e == cudaSuccess && *n > 0) return Status::Ok();
   (void)cudaGetLastError();  // a failed query is not an error for later calls
@@ -34,6 +40,7 @@ Status CountDevices(int* n) {
 }  // namespace
 
 Status ChooseDevice(int index, uint64_t needed_bytes, const char* needed_what, DeviceChoice* out) {
+  driver_scope::Scope driver;
   int n = 0;
   STATICLM_RETURN_IF_ERROR(CountDevices(&n));
   if (index < 0 || index >= n) {
@@ -73,6 +80,7 @@ Status ChooseDevice(int index, uint64_t needed_bytes, const char* needed_what, D
 }
 
 Status DescribeDevices(char* out, size_t capacity, int* n_devices) {
+  driver_scope::Scope driver;
   *n_devices = 0;
   if (capacity > 0) out[0] = '\0';
   int n = 0;

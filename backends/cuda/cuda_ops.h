@@ -27,10 +27,18 @@ struct StepValues {
 };
 
 // Device addresses of the plan's four buffers (BufferId order); a tensor is at
-// base[region.buffer] + region.offset.
+// base[region.buffer] + region.offset. Then the backend's own scratch: decode attention's split
+// partials (AttentionPartialBytes of the op that needs most; null when none needs any), which
+// the ops use one after another on the stream.
 struct DeviceBuffers {
   uint8_t* base[kBufferCount];
+  float* attention_partials;
 };
+
+// Init only: the bytes of attention_partials that `op` needs: a decode step's kAttention cut
+// over the cache length into splits keeps (max, sum, head_dim sums) per split, head and row;
+// 0 for any other op.
+uint64_t AttentionPartialBytes(const Plan& plan, const Op& op);
 
 // Init only: whether EnqueueOp has a kernel for `op` of `plan` (its kind, dtypes and params).
 // When not, *why is set to a static message naming what is missing, e.g. "CUDA: no kernel for
@@ -45,6 +53,11 @@ bool OpSupported(const Plan& plan, const Op& op, const char** why);
 // launch error (cudaPeekAtLastError), if any.
 cudaError_t EnqueueOp(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
                       const StepValues* step, cudaStream_t stream);
+
+// Init only: loads every kernel of this library into the current device's context now. CUDA
+// loads kernels lazily by default (at their first launch, allocating host memory in the
+// driver then); after this, no step loads one. Returns the first error, if any.
+cudaError_t PreloadKernels();
 
 // The largest top_k EnqueueSample takes (DeviceLogits::max_device_top_k).
 constexpr int32_t kMaxSampleTopK = 64;
@@ -66,10 +79,22 @@ struct SampleResult {
   int32_t status;  // 0: ok; 1: a NaN or +inf logit; 2: every logit -inf
 };
 
+// Device scratch of EnqueueSample: each of kSampleSlices slices of the row keeps its own best
+// max(top_k, 1) candidates (in SampleBefore's order) and whether it holds a NaN or +inf or a
+// logit above -inf; the final choice is made among those candidates.
+constexpr int32_t kSampleSlices = 64;
+struct SampleScratch {
+  float score[kSampleSlices * kMaxSampleTopK];
+  int32_t id[kSampleSlices * kMaxSampleTopK];
+  int32_t bad[kSampleSlices];
+  int32_t finite[kSampleSlices];
+};
+
 // Run phase: enqueues a token choice from row values->row of `logits` (F32 [rows, vocab], device
-// memory) with the semantics of DeviceLogits::SampleOnDevice, writing only *result. Never
-// allocates; returns the launch error, if any.
+// memory) with the semantics of DeviceLogits::SampleOnDevice, writing *scratch and *result. Two
+// launches: a block per slice of the row finds the slice's candidates, then one block chooses
+// among all slices' candidates. Never allocates; returns the launch error, if any.
 cudaError_t EnqueueSample(const float* logits, int32_t vocab, const SampleValues* values,
-                          SampleResult* result, cudaStream_t stream);
+                          SampleScratch* scratch, SampleResult* result, cudaStream_t stream);
 
 }  // namespace staticlm::cuda

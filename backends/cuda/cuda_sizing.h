@@ -16,6 +16,7 @@ struct DeviceStepBlock {
   StepValues step;
   SampleValues sample;
   SampleResult result;
+  SampleScratch sample_scratch;  // written and read on the device alone
 };
 
 // The pinned host block's fixed part; the token ids and the logits follow at the offsets in
@@ -31,7 +32,9 @@ struct CudaSizing {
   // weights get kWeightsSpare more (quantized loaders may read one word past a row's end).
   uint64_t device_buffer[kBufferCount] = {0, 0, 0, 0};
   uint64_t device_step_block = 0;  // sizeof(DeviceStepBlock)
-  uint64_t device_total = 0;       // the above, summed
+  // DeviceBuffers::attention_partials: the largest AttentionPartialBytes of any op.
+  uint64_t device_attention_partials = 0;
+  uint64_t device_total = 0;  // the above, summed
   // One pinned block: PinnedStepBlock, then the token ids, then the logits.
   uint64_t pinned_tokens_offset = 0;
   uint64_t pinned_logits_offset = 0;

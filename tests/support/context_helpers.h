@@ -59,12 +59,14 @@ inline std::vector<float> Logits(staticlm_context* ctx) {
   return l == nullptr ? std::vector<float>() : std::vector<float>(l, l + info.vocab_size);
 }
 
+#ifdef STATICLM_DEFAULT_MODEL  // defined for the test executables, not the support library
 // Whether the default model file is there (tests that need it skip without it).
 inline bool HaveDefaultModel() {
   FILE* f = std::fopen(STATICLM_DEFAULT_MODEL, "rb");
   if (f != nullptr) std::fclose(f);
   return f != nullptr;
 }
+#endif
 
 // The greedy token of a logits row.
 inline int32_t Argmax(const std::vector<float>& v) {

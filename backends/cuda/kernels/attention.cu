@@ -5,7 +5,9 @@
 // dim, scoring with a warp sum and folding the value into an online softmax (MergeSoftmax,
 // kernel_math.h). The warps' partials merge in shared memory. With one split the block writes
 // the output; with several (flash-decoding over the cache length) it writes its partial into
-// the op's scores scratch and CombineKernel merges the splits.
+// the backend's attention_partials and CombineKernel merges the splits. A split per 32
+// positions the op may attend to, up to 64: a decode step has few heads (Gemma 3 has 4), and
+// only many blocks over the cache keep the device's loads in flight.
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/kernel_math.h"
 #include "backends/cuda/kernels/kv_access.h"
@@ -15,13 +17,14 @@ namespace {
 
 constexpr int kWarps = 4;
 constexpr int kMaxDimsPerLane = 8;  // head_dim ≤ 256 (plan validation)
-constexpr int kMaxSplits = 32;
-constexpr int kPositionsPerSplit = 128;  // the least work worth a split of its own
+constexpr int kMaxSplits = 64;
+constexpr int kCombineThreads = 128;    // a thread per dim of a head of 128, two of 256
+constexpr int kPositionsPerSplit = 32;  // 8 per warp: the least work worth a split of its own
 
 struct AttentionArgs {
   const float* q;
   float* out;
-  float* scratch;  // the op's scores tensor: (rows ·) heads × cache_slots floats
+  float* partials;  // DeviceBuffers::attention_partials: [rows, heads, splits, head_dim + 2]
   SequencedKv cache;
   RowForm form;
   int32_t splits;
@@ -30,8 +33,8 @@ struct AttentionArgs {
 // A partial result as stored for CombineKernel: max, sum, then head_dim value sums.
 __device__ float* PartialAt(const AttentionArgs& a, int32_t r, int32_t h, int32_t split) {
   const OpParams& p = a.cache.first.params;
-  return a.scratch + (static_cast<int64_t>(r) * p.n_heads + h) * p.cache_slots +
-         static_cast<int64_t>(split) * (p.head_dim + 2);
+  return a.partials +
+         ((static_cast<int64_t>(r) * p.n_heads + h) * a.splits + split) * (p.head_dim + 2);
 }
 
 // The query in shared memory: as it is, and rotated to its position inside the cache for the
@@ -132,20 +135,38 @@ __global__ void AttentionKernel(AttentionArgs a, const StepValues* step) {
   }
 }
 
-// Block per (query head, row): merges the splits' partials and writes the output.
+// Block per (query head, row): merges the splits' partials and writes the output. Not a chain
+// of MergeSoftmax (each merge waiting on the last): the largest max M first, then each split's
+// weight exp(max - M) (0 for a split that attended nothing), then every dim's weighted sum in a
+// thread of its own, so that all the partials' loads are in flight at once.
 __global__ void CombineKernel(AttentionArgs a, const StepValues* step) {
-  __shared__ float buffer[256];
+  __shared__ float buffer[256], weight[kMaxSplits];
   const int32_t h = blockIdx.x, r = blockIdx.y;
   if (r >= StepRows(step, a.form)) return;
   const OpParams& p = a.cache.first.params;
   const int32_t hd = p.head_dim;
-  Folded all{{-INFINITY, 0.0f}, {}};
-  for (int32_t s = 0; s < a.splits; ++s) {
+  float m = -INFINITY;
+  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
     const float* part = PartialAt(a, r, h, s);
-    Fold(&all, {part[0], part[1]}, part + 2, hd, threadIdx.x % 32);
+    if (part[1] != 0.0f) m = fmaxf(m, part[0]);
   }
-  WriteOutput(all, a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd, hd,
-              p.kv_quant == KvQuant::kQ8, buffer);
+  m = BlockMax(m);
+  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
+    const float* part = PartialAt(a, r, h, s);
+    weight[s] = part[1] != 0.0f ? expf(part[0] - m) : 0.0f;
+  }
+  __syncthreads();
+  float sum = 0.0f;
+  for (int32_t s = 0; s < a.splits; ++s) sum += weight[s] * PartialAt(a, r, h, s)[1];
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int32_t s = 0; s < a.splits; ++s) acc += weight[s] * PartialAt(a, r, h, s)[2 + d];
+    buffer[d] = acc / sum;
+  }
+  __syncthreads();
+  if (p.kv_quant == KvQuant::kQ8) Hadamard<false>(buffer, hd);
+  float* o = a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd;
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
 }
 
 // Positions a query of this op attends to at most.
@@ -154,13 +175,18 @@ int64_t MaxAttended(const OpParams& p) {
 }
 
 // Splits of a decode step's attention: one per kPositionsPerSplit positions it may attend to,
-// at most kMaxSplits and as many partials as a scratch row of the scores tensor holds.
+// at most kMaxSplits.
 int32_t DecodeSplits(const OpParams& p) {
   const int64_t wanted = (MaxAttended(p) + kPositionsPerSplit - 1) / kPositionsPerSplit;
-  const int64_t room = p.cache_slots / (p.head_dim + 2);
-  int64_t splits = wanted < room ? wanted : room;
-  splits = splits < kMaxSplits ? splits : kMaxSplits;
+  const int64_t splits = wanted < kMaxSplits ? wanted : kMaxSplits;
   return static_cast<int32_t>(splits > 1 ? splits : 1);
+}
+
+// Whether `op` is a kAttention that runs here (not in the prefill kernel).
+bool IsDecodeAttention(const Plan& plan, const Op& op) {
+  if (op.kind != OpKind::kAttention) return false;
+  const RowForm form = RowFormOf(plan, op);
+  return form.batched || form.max_rows == 1;
 }
 
 }  // namespace
@@ -173,22 +199,36 @@ cudaError_t EnqueueAttention(const Plan& plan, const Op& op, const DeviceBuffers
   for (int i = 2; i < GetKvLayout(p.kv_quant).count; ++i) tensors[i] = op.inputs[2 + i];
   AttentionArgs a{TensorAt<const float>(plan, buffers, op.inputs[0]),
                   TensorAt<float>(plan, buffers, op.outputs[0]),
-                  TensorAt<float>(plan, buffers, op.inputs[3]),
+                  buffers.attention_partials,
                   CacheOf(plan, op, buffers, tensors),
                   RowFormOf(plan, op),
                   1};
-  if (!a.form.batched && a.form.max_rows > 1) {  // a prefill chunk: the tiled kernel
+  if (!IsDecodeAttention(plan, op)) {  // a prefill chunk: the tiled kernel
     LaunchPrefillAttention(a.q, a.out, a.cache, a.form, step, stream);
     return cudaPeekAtLastError();
   }
   a.splits = DecodeSplits(p);
+  if (a.splits > 1 && a.partials == nullptr) return cudaErrorInvalidValue;  // sized at init
   const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(p.n_heads),
                   static_cast<unsigned>(a.form.max_rows));
   AttentionKernel<<<grid, 32 * kWarps, 0, stream>>>(a, step);
   if (a.splits > 1) {
-    CombineKernel<<<dim3(p.n_heads, a.form.max_rows), 32, 0, stream>>>(a, step);
+    CombineKernel<<<dim3(p.n_heads, a.form.max_rows), kCombineThreads, 0, stream>>>(a, step);
   }
   return cudaPeekAtLastError();
+}
+
+uint64_t AttentionPartialBytes(const Plan& plan, const Op& op) {
+  if (!IsDecodeAttention(plan, op)) return 0;
+  const OpParams& p = op.params;
+  const int64_t splits = DecodeSplits(p);
+  if (splits == 1) return 0;
+  const int64_t rows = RowFormOf(plan, op).max_rows;
+  return static_cast<uint64_t>(rows * p.n_heads * splits * (p.head_dim + 2)) * sizeof(float);
+}
+
+cudaError_t PreloadAttentionKernels() {
+  return PreloadAll(AttentionKernel, CombineKernel);
 }
 
 }  // namespace staticlm::cuda

@@ -118,4 +118,8 @@ void LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache
                                                               step);
 }
 
+cudaError_t PreloadPrefillAttentionKernels() {
+  return PreloadAll(PrefillAttentionKernel);
+}
+
 }  // namespace staticlm::cuda

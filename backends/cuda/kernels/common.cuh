@@ -123,6 +123,33 @@ cudaError_t EnqueueKvStore(const Plan&, const Op&, const DeviceBuffers&, const S
 cudaError_t EnqueueAttention(const Plan&, const Op&, const DeviceBuffers&, const StepValues*,
                              cudaStream_t);
 
+// Init only: makes the driver load `kernel` now. Under CUDA's lazy loading (the default on
+// Linux since CUDA 12.2) a kernel's module is loaded at its first launch, and the driver
+// allocates host memory then: the first steps after init would allocate. Querying a kernel's
+// attributes loads it.
+template <typename Kernel>
+inline cudaError_t Preload(Kernel* kernel) {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, kernel);
+}
+
+template <typename... Kernels>
+inline cudaError_t PreloadAll(Kernels*... kernels) {
+  cudaError_t e = cudaSuccess;
+  ((e = e == cudaSuccess ? Preload(kernels) : e), ...);
+  return e;
+}
+
+// Init only: Preload of every kernel of each op family (one per .cu file).
+cudaError_t PreloadEmbedNormKernels();
+cudaError_t PreloadElementwiseKernels();
+cudaError_t PreloadRopeKernels();
+cudaError_t PreloadMatMulKernels();
+cudaError_t PreloadKvStoreKernels();
+cudaError_t PreloadAttentionKernels();
+cudaError_t PreloadPrefillAttentionKernels();
+cudaError_t PreloadSampleKernels();
+
 struct SequencedKv;
 
 // Attention of a prefill chunk (rows of one sequence), tiled: attention_prefill.cu.

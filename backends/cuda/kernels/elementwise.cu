@@ -67,4 +67,9 @@ cudaError_t EnqueueElementwise(const Plan& plan, const Op& op, const DeviceBuffe
   }
 }
 
+cudaError_t PreloadElementwiseKernels() {
+  return PreloadAll(BinaryKernel<AddFn>, BinaryKernel<SiluMulFn>, BinaryKernel<GeluMulFn>,
+                    TakeLastKernel);
+}
+
 }  // namespace staticlm::cuda

@@ -65,4 +65,8 @@ cudaError_t EnqueueRmsNorm(const Plan& plan, const Op& op, const DeviceBuffers& 
   return cudaPeekAtLastError();
 }
 
+cudaError_t PreloadEmbedNormKernels() {
+  return PreloadAll(EmbedKernel, RmsNormKernel);
+}
+
 }  // namespace staticlm::cuda

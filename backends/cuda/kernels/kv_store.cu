@@ -190,4 +190,8 @@ cudaError_t EnqueueKvStore(const Plan& plan, const Op& op, const DeviceBuffers& 
   return cudaPeekAtLastError();
 }
 
+cudaError_t PreloadKvStoreKernels() {
+  return PreloadAll(StoreKernel, Q4GroupKernel);
+}
+
 }  // namespace staticlm::cuda

@@ -78,6 +78,9 @@ __device__ void DotColumn(const Weight& w, int32_t o, const RowsOfX<kRows>& x, f
   const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
   const DType type = kType == kAnyType ? w.type : static_cast<DType>(kType);
   for (int r = 0; r < kRows; ++r) sums[r] = 0.0f;
+    // Unrolled so that several iterations' weight loads are in flight at once: a decode step's
+    // product is bound by load latency, not by bandwidth or arithmetic.
+#pragma unroll 4
   for (int32_t i = threadIdx.x % 32; i < x.n_in; i += 32) {
     const float value = DecodeElement(type, row, i);
     for (int r = 0; r < kRows; ++r) {
@@ -85,6 +88,46 @@ __device__ void DotColumn(const Weight& w, int32_t o, const RowsOfX<kRows>& x, f
     }
   }
   for (int r = 0; r < kRows; ++r) sums[r] = WarpSum(sums[r]);
+}
+
+// Whether a decode product of weights of type kType takes DotRowByBlocks: Q4_0 and Q4_1. Measured
+// on an H200 (bench/results/2026-11-26-h200-cuda.md): SmolLM2's Q4_1 layers gained with it,
+// while Gemma 3's Q5_0 layers and Q8_0 output head (262,144 rows of 20 blocks, 12 lanes idle,
+// 34 byte loads per lane) lost more, 2.7 -> 3.7 ms a step, so those keep a lane per element.
+template <int kType>
+constexpr bool kByBlocks =
+    kType == static_cast<int>(DType::kQ4_0) || kType == static_cast<int>(DType::kQ4_1);
+
+// Σ w[o, i] · x[0, i] for a decode step (one row), in every lane, for weights of 32-element
+// blocks: a lane per block (lane, lane + 32, …), each reading its block's bytes and its 32
+// values of x at once. Walking the row a block per lane instead of an element per lane puts a
+// whole row's loads in flight in one or two rounds (a row of 576 is 18 blocks) instead of one
+// round per 32 elements, which is what bounds a decode step's small products.
+template <int kType>
+__device__ float DotRowByBlocks(const Weight& w, int32_t o, const RowsOfX<1>& x) {
+  constexpr DType type = static_cast<DType>(kType);
+  const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
+  const int32_t blocks = x.n_in / 32;
+  float sum = 0.0f;
+  for (int32_t b = threadIdx.x % 32; b < blocks; b += 32) {
+    const uint8_t* block = row + static_cast<uint64_t>(b) * BlockBytes(type);
+    float partial = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) partial += DecodeInBlock(type, block, j) * x.At(0, 32 * b + j);
+    sum += partial;
+  }
+  return WarpSum(sum);
+}
+
+// One row's product by the kernel's path for kType (see DotColumn and DotRowByBlocks).
+template <int kRows, int kType>
+__device__ void DotColumnFor(const Weight& w, int32_t o, const RowsOfX<kRows>& x,
+                             float sums[kRows]) {
+  if constexpr (kRows == 1 && kByBlocks<kType>) {
+    sums[0] = DotRowByBlocks<kType>(w, o, x);
+  } else {
+    DotColumn<kRows, kType>(w, o, x, sums);
+  }
 }
 
 // The normalised x, the op's output, written once: by the first warp of the first column.
@@ -112,8 +155,8 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
   const RowsOfX<kRows> x = ReadRows<kRows>(a, first_row, rows_here);
   WriteNormed<kRows>(a, x, first_row);
   float y[kRows], up[kRows];
-  DotColumn<kRows, kType>(w, o, x, y);
-  if (a.silu_mul) DotColumn<kRows, kType>(a.w[1], o, x, up);
+  DotColumnFor<kRows, kType>(w, o, x, y);
+  if (a.silu_mul) DotColumnFor<kRows, kType>(a.w[1], o, x, up);
   if (threadIdx.x % 32 != 0) return;
   for (int r = 0; r < rows_here; ++r) {
     const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
@@ -203,6 +246,18 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
     }
   }
   return cudaPeekAtLastError();
+}
+
+cudaError_t PreloadMatMulKernels() {
+#define STATICLM_MATMUL_KERNELS(type) \
+  MatMulKernel<1, static_cast<int>(type)>, MatMulKernel<8, static_cast<int>(type)>
+  return PreloadAll(STATICLM_MATMUL_KERNELS(DType::kF32), STATICLM_MATMUL_KERNELS(DType::kF16),
+                    STATICLM_MATMUL_KERNELS(DType::kBF16), STATICLM_MATMUL_KERNELS(DType::kQ4_0),
+                    STATICLM_MATMUL_KERNELS(DType::kQ4_1), STATICLM_MATMUL_KERNELS(DType::kQ5_0),
+                    STATICLM_MATMUL_KERNELS(DType::kQ5_1), STATICLM_MATMUL_KERNELS(DType::kQ8_0),
+                    STATICLM_MATMUL_KERNELS(DType::kQ4_K), STATICLM_MATMUL_KERNELS(DType::kQ5_K),
+                    STATICLM_MATMUL_KERNELS(DType::kQ6_K), STATICLM_MATMUL_KERNELS(kAnyType));
+#undef STATICLM_MATMUL_KERNELS
 }
 
 }  // namespace staticlm::cuda

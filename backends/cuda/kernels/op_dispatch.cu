@@ -109,4 +109,17 @@ cudaError_t EnqueueOp(const Plan& plan, const Op& op, const DeviceBuffers& buffe
   return fn == nullptr ? cudaErrorNotSupported : fn(plan, op, buffers, step, stream);
 }
 
+cudaError_t PreloadKernels() {
+  using PreloadFn = cudaError_t (*)();
+  const PreloadFn families[] = {
+      PreloadEmbedNormKernels,        PreloadElementwiseKernels, PreloadRopeKernels,
+      PreloadMatMulKernels,           PreloadKvStoreKernels,     PreloadAttentionKernels,
+      PreloadPrefillAttentionKernels, PreloadSampleKernels};
+  for (PreloadFn preload : families) {
+    const cudaError_t e = preload();
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 }  // namespace staticlm::cuda

@@ -40,4 +40,8 @@ cudaError_t EnqueueRope(const Plan& plan, const Op& op, const DeviceBuffers& buf
   return cudaPeekAtLastError();
 }
 
+cudaError_t PreloadRopeKernels() {
+  return PreloadAll(RopeKernel);
+}
+
 }  // namespace staticlm::cuda
