@@ -22,6 +22,18 @@ endif()
 set(STATICLM_SPIRV_CACHE "${default_spirv_cache}" CACHE PATH
     "Directory of compiled shader variants shared across builds (empty: no cache)")
 
+# glslc -O (spirv-opt's performance passes) is off by default: it unrolled the matmul variants
+# into SPIR-V ten times larger (205 KB instead of 20 KB for one), took ~13 s per variant instead
+# of 0.15 s (most of a cold build's time: issue 19) and made the library 9 MB larger, while
+# lavapipe ran the model no faster (Gemma 3 prefill 12.3-13.2 tok/s with it, 13.5-13.7 without,
+# alternating runs; README, Vulkan). Drivers compile SPIR-V with their own optimizer, which
+# honours the shaders' [[unroll]] hints; turn it on for one that is measured to gain from it.
+option(STATICLM_SPIRV_OPTIMIZE "Compile shaders with glslc -O (spirv-opt)" OFF)
+set(spirv_optimize "")
+if(STATICLM_SPIRV_OPTIMIZE)
+  set(spirv_optimize -O)
+endif()
+
 function(add_shader_variant name source)
   set(out ${spv_dir}/${name}.spv)
   set(defines "")
@@ -29,8 +41,8 @@ function(add_shader_variant name source)
     list(APPEND defines -D${d})
   endforeach()
   if(STATICLM_GLSLC)
-    set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 -O -I ${shader_dir}
-        ${defines} ${shader_dir}/${source})
+    set(cmd ${STATICLM_GLSLC} -fshader-stage=compute --target-env=vulkan1.1 ${spirv_optimize}
+        -I ${shader_dir} ${defines} ${shader_dir}/${source})
   else()
     set(cmd ${STATICLM_GLSLANG} -V --target-env vulkan1.1 -S comp -I${shader_dir} ${defines}
         ${shader_dir}/${source})
