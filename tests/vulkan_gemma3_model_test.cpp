@@ -140,10 +140,13 @@ TEST(VulkanGemma3ModelTest, GreedyMatchesCpuWithoutHeapAllocation) {
       staticlm::test::ReadGreedyGolden(STATICLM_GOLDEN_DIR "/gemma3_greedy.txt", &cases, &error))
       << error;
   ASSERT_EQ(cases.size(), 8u);
-  // Two short prompts and the 689-token one (the sanitizer build, there for memory errors,
-  // runs one short one and the long one).
+  // Two short prompts and the 689-token one. The sanitizer build, there for memory errors in
+  // staticlm's host code, runs one short one: the long one's ~60 s go into lavapipe's compiled
+  // shaders, which the sanitizer does not see, and the host code it would add (the sliding
+  // layers' rings wrapping) runs there in vulkan_gemma3_parity_test, whose 12-token window
+  // wraps several times (issue 19: the test command's time on a fresh machine).
 #ifdef STATICLM_SANITIZE
-  const size_t chosen[] = {0, 6};
+  const size_t chosen[] = {0};
 #else
   const size_t chosen[] = {0, 2, 6};
 #endif
