@@ -5,6 +5,7 @@
 
 #include "backends/buffer_access.h"
 #include "backends/device_logits.h"
+#include "backends/op_profile.h"
 #include "contract/plan.h"
 #include "platform/status.h"
 
@@ -38,6 +39,8 @@ struct BackendOptions {
   // the caller then copies them with FetchLogits when it needs them. Ignored by backends whose
   // logits are written to the host io buffer anyway (CPU).
   bool logits_on_request = false;
+  // CPU: time every op of every step into the backend's OpProfile (two clock reads per op).
+  bool profile_ops = false;
 };
 
 // A backend is Prepare at init and Execute every step, plus two separate concerns, each its
@@ -65,6 +68,10 @@ class Backend : public BufferAccess, public DeviceLogits {
   // Seconds spent waiting on other threads since the last reset; 0 for single-threaded ones.
   virtual double sync_seconds() const { return 0.0; }
   virtual void ResetSyncSeconds() {}
+  // The time each kind of op took (BackendOptions::profile_ops), or nullptr when this backend
+  // keeps no profile or was not asked to. Run phase; never allocates.
+  virtual const OpProfile* op_profile() const { return nullptr; }
+  virtual void ResetOpProfile() {}
 };
 
 }  // namespace staticlm

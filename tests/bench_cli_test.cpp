@@ -159,6 +159,33 @@ TEST(BenchCliTest, PlotHasALinePerDepthAndRep) {
   EXPECT_NE(r.output.find("not measured"), std::string::npos) << r.output;
 }
 
+// --op-profile: a table per depth of where a decode token's time goes, the same rows in the
+// JSON report; a backend that keeps no profile is refused with one line.
+TEST(BenchCliTest, OpProfilePrintsWhereTheTimeGoes) {
+  std::string json_path = TempPath("ops.json");
+  std::remove(json_path.c_str());
+  Result r = RunCli("bench " + kTiny + " --op-profile --json " + json_path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("decode ops at depth 0 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("decode ops at depth 16 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  matmul       Q4_1 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  attention "), std::string::npos) << r.output;
+  std::string json = ReadFile(json_path);
+  EXPECT_TRUE(Balanced(json));
+  EXPECT_NE(json.find("\"decode_op_profile_by_depth\": {"), std::string::npos) << json;
+  EXPECT_GT(NumberOf(json, "ms_per_token"), 0.0) << json;
+  EXPECT_GT(NumberOf(json, "calls_per_token"), 0.0) << json;
+  EXPECT_EQ(Count(json, "\"op\": \"embed\""), 2u) << json;  // one row per depth
+
+  Result devices = RunCli("inspect --devices");
+  if (devices.output.find("Vulkan devices (") == std::string::npos) return;
+  Result vulkan = RunCli("bench " + kTiny + " --backend vulkan --op-profile");
+  EXPECT_EQ(vulkan.exit_code, 2) << vulkan.output;
+  EXPECT_NE(vulkan.output.find("staticlm: --op-profile: the vulkan backend does not time its ops"),
+            std::string::npos)
+      << vulkan.output;
+}
+
 TEST(BenchCliTest, BadInputFailsCleanly) {
   ExpectCleanFailure("bench " + kTiny + " --reps 0", "--reps");
   ExpectCleanFailure("bench " + kTiny + " --gen-tokens 0", "--gen-tokens");

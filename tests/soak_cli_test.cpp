@@ -32,10 +32,10 @@ double NumberAfter(const std::string& json, const std::string& key) {
 
 // Tokens of the CPU run: 2,000 wrap its 64-slot window 31 times, with ten measured intervals;
 // the heap count after init is exact whatever the length, and resident memory growing by
-// ~600 bytes a token or more passes the 1 MiB bound. The sanitizer build (there for memory errors; its run is several
-// times slower) runs a quarter: 500 tokens still wrap the window seven times. The Vulkan run
-// is 2,000 / kScale tokens through a 32-slot window. (5,000 CPU tokens took ~80 s of a fresh
-// machine's test command: issue 19.)
+// ~600 bytes a token or more exceeds the 1 MiB bound. The sanitizer build (there for memory errors;
+// its run is several times slower) runs a quarter: 500 tokens still wrap the window seven times.
+// The Vulkan run is 2,000 / kScale tokens through a 32-slot window. (5,000 CPU tokens took ~80 s of
+// a fresh machine's test command: issue 19.)
 #if defined(STATICLM_SANITIZE)
 constexpr int kCpuTokens = 500;
 constexpr int kScale = 10;

@@ -7,6 +7,7 @@
 #include "backends/cpu/cpu_isa.h"
 #include "backends/cpu/reference_kernels.h"
 #include "contract/plan_validation.h"
+#include "platform/clock.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -376,7 +377,15 @@ Status CpuBackend::Execute(int plan_index, const StepParams& step) {
   }
   const BoundPlan& b = plans_[static_cast<size_t>(plan_index)];
   STATICLM_RETURN_IF_ERROR(CheckStep(*b.plan, step));
-  for (const Op& op : b.plan->ops) RunOp(b, op, step);
+  if (!options_.profile_ops) {
+    for (const Op& op : b.plan->ops) RunOp(b, op, step);
+    return Status::Ok();
+  }
+  for (const Op& op : b.plan->ops) {
+    const double start = NowSeconds();
+    RunOp(b, op, step);
+    op_profile_.Add(*b.plan, op, NowSeconds() - start);
+  }
   return Status::Ok();
 }
 

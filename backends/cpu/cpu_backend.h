@@ -40,6 +40,10 @@ class CpuBackend final : public Backend {
 
   double sync_seconds() const override { return pool_.wait_seconds(); }
   void ResetSyncSeconds() override { pool_.ResetWaitSeconds(); }
+  const OpProfile* op_profile() const override {
+    return options_.profile_ops ? &op_profile_ : nullptr;
+  }
+  void ResetOpProfile() override { op_profile_.Reset(); }
 
  private:
   // A plan with its tensors' addresses, resolved at Prepare.
@@ -64,6 +68,7 @@ class CpuBackend final : public Backend {
   uint8_t* HostRange(BufferId id, uint64_t offset, uint64_t bytes) const;
 
   BackendOptions options_;
+  OpProfile op_profile_;  // recorded only with options_.profile_ops
   CpuFeatures features_;  // those the kernel selectors may use under the chosen ISA (--isa)
   BufferBinding buffers_;
   std::vector<BoundPlan> plans_;

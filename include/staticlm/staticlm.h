@@ -117,6 +117,9 @@ typedef struct staticlm_limits {
    * Overrides a plan file's kernel choice; reference_kernels overrides it.
    * staticlm_backend_description names the ISA chosen. Borrowed for the call. */
   const char* isa;
+  /* CPU: nonzero times every op of every step (two clock reads per op, no allocation), summed
+   * by op kind and weight type for staticlm_op_profile; 0 (default): no timing. */
+  int32_t profile_ops;
 } staticlm_limits;
 
 /* Any phase. The mask bit of the fusion pass called `name`: "norm" (RMSNorm folded into the
@@ -505,6 +508,26 @@ const char* staticlm_init_notes(const staticlm_context* context);
  * synchronisation cost) since the context was created or the counter was reset. */
 double staticlm_sync_seconds(const staticlm_context* context);
 void staticlm_reset_sync_seconds(staticlm_context* context);
+
+/* One row of an op profile: the ops of one kind (and, for products and embeddings, one weight
+ * type) that the context's steps ran since init or staticlm_reset_op_profile. */
+typedef struct staticlm_op_time {
+  const char* op;      /* "matmul", "attention", "rms_norm", ... (static storage) */
+  const char* weight;  /* matmul: the (first) weight's type, "Q4_K", "Q6_K", ...; embed: the
+                          table's; other ops: "" (static storage) */
+  int64_t calls;       /* ops run */
+  double seconds;      /* their wall time on the calling thread, start to end of each op */
+  double weight_bytes; /* bytes of weight matrices the products read; 0 for other ops */
+} staticlm_op_time;
+
+/* Run phase; never allocates. The op profile of a context created with limits.profile_ops:
+ * copies up to `capacity` rows into `rows` and sets *n_rows to the number of rows there are
+ * (call with capacity 0 to size the array; 32 is enough for every model so far).
+ * STATICLM_UNSUPPORTED when the backend keeps no profile (Vulkan, CUDA) or profile_ops was 0. */
+staticlm_status staticlm_op_profile(const staticlm_context* context, staticlm_op_time* rows,
+                                    size_t capacity, size_t* n_rows);
+/* Run phase. Empties the op profile (for example before the steps to be measured). */
+void staticlm_reset_op_profile(staticlm_context* context);
 
 const char* staticlm_version(void);
 

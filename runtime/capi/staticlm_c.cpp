@@ -58,6 +58,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->reference_kernels = in->reference_kernels != 0;
   out->busy_wait = in->busy_wait != 0;
   out->pin_threads = in->pin_threads != 0;
+  out->profile_ops = in->profile_ops != 0;
   out->lock_memory = in->lock_memory != 0;
   out->plan_path = in->plan_path;
   out->disabled_fusions = in->disabled_fusions;
@@ -137,6 +138,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->activation_bits = 0;
   limits->quantize = nullptr;
   limits->isa = nullptr;
+  limits->profile_ops = 0;
 }
 
 uint32_t staticlm_fusion_pass(const char* name) {
@@ -419,6 +421,27 @@ const char* staticlm_backend_description(const staticlm_context* context) {
 
 double staticlm_sync_seconds(const staticlm_context* context) {
   return context->engine.backend()->sync_seconds();
+}
+
+staticlm_status staticlm_op_profile(const staticlm_context* context, staticlm_op_time* rows,
+                                    size_t capacity, size_t* n_rows) {
+  if (n_rows != nullptr) *n_rows = 0;
+  if (context == nullptr || n_rows == nullptr || (rows == nullptr && capacity > 0)) {
+    return STATICLM_INVALID_ARGUMENT;
+  }
+  const staticlm::OpProfile* profile = context->engine.backend()->op_profile();
+  if (profile == nullptr) return STATICLM_UNSUPPORTED;
+  size_t n = 0;
+  profile->ForEachRow([&](const staticlm::OpProfileRow& r) {
+    if (n < capacity) rows[n] = {r.op, r.weight, r.calls, r.seconds, r.weight_bytes};
+    ++n;
+  });
+  *n_rows = n;
+  return STATICLM_OK;
+}
+
+void staticlm_reset_op_profile(staticlm_context* context) {
+  if (context != nullptr) context->engine.backend()->ResetOpProfile();
 }
 
 void staticlm_reset_sync_seconds(staticlm_context* context) {

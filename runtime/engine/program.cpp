@@ -249,6 +249,7 @@ BackendOptions Program::MakeBackendOptions() const {
   options.threads = limits_.threads;
   options.busy_wait = limits_.busy_wait;
   options.pin_threads = limits_.pin_threads;
+  options.profile_ops = limits_.profile_ops;
   options.reference_kernels = limits_.reference_kernels;
   options.quantized_activations = limits_.activation_bits;
   options.device = limits_.device;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <vector>
 
 #include "tools/staticlm/bench_figures.h"
 #include "tools/staticlm/bench_options.h"
@@ -21,6 +22,18 @@ struct BenchReport {
 
 // bench_report_text.cpp
 void PrintBenchTable(FILE* out, const BenchReport& report);
+
+// One row of --op-profile's table, per decode token at one depth.
+struct OpProfileLine {
+  const char* op;
+  const char* weight;
+  double calls_per_token;
+  double ms_per_token;
+  double percent;          // of the summed op time
+  double weight_gb_per_s;  // the products' weight bytes over their time; 0 for other ops
+};
+// The rows of depth index `d`, slowest first (empty without --op-profile).
+std::vector<OpProfileLine> OpProfileLines(const BenchReport& report, size_t d);
 
 // bench_report_json.cpp: one JSON object with stable key names.
 void WriteBenchJson(FILE* out, const BenchReport& report);

@@ -131,6 +131,28 @@ void WriteReps(JsonOut& j, const BenchReport& r) {
   j.EndObject();
 }
 
+// --op-profile: depth → rows, slowest first; absent without it.
+void WriteOpProfile(JsonOut& j, const BenchReport& r) {
+  const BenchWorkload& w = *r.workload;
+  if (!w.op_profile) return;
+  j.BeginObject("decode_op_profile_by_depth");
+  for (size_t d = 0; d < w.n_depths; ++d) {
+    j.BeginArray(DepthKey(w.depths[d]).c_str());
+    for (const OpProfileLine& line : OpProfileLines(r, d)) {
+      j.BeginObject();
+      j.String("op", line.op);
+      j.String("weight", line.weight);
+      j.Number("calls_per_token", line.calls_per_token);
+      j.Number("ms_per_token", line.ms_per_token);
+      j.Number("percent", line.percent);
+      j.Number("weight_gb_per_s", line.weight_gb_per_s);
+      j.EndObject();
+    }
+    j.EndArray();
+  }
+  j.EndObject();
+}
+
 }  // namespace
 
 void WriteBenchJson(FILE* out, const BenchReport& r) {
@@ -173,6 +195,7 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
   WriteNoise(j, "after", facts.noise_after);
   j.EndObject();
   WriteReps(j, r);
+  WriteOpProfile(j, r);
   j.EndObject();
 }
 

@@ -1,4 +1,5 @@
 // The readable table `staticlm bench` prints.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -67,6 +68,28 @@ void PrintDecode(FILE* out, const BenchFigures& f) {
   std::fputc('\n', out);
 }
 
+// --op-profile: where a decode token's time goes, per depth.
+void PrintOpProfile(FILE* out, const BenchReport& r) {
+  const BenchWorkload& w = *r.workload;
+  if (!w.op_profile) return;
+  for (size_t d = 0; d < w.n_depths; ++d) {
+    std::fprintf(out, "decode ops at depth %d (per token, %d reps x %d tokens)\n", w.depths[d],
+                 w.reps, w.gen_tokens);
+    std::fprintf(out, "  %-12s %-7s %8s %10s %7s %12s\n", "op", "weight", "calls", "ms", "%",
+                 "weight GB/s");
+    for (const OpProfileLine& line : OpProfileLines(r, d)) {
+      std::fprintf(out, "  %-12s %-7s %8.1f %10.3f %7.1f ", line.op, line.weight,
+                   line.calls_per_token, line.ms_per_token, line.percent);
+      if (line.weight_gb_per_s > 0) {
+        std::fprintf(out, "%12.2f\n", line.weight_gb_per_s);
+      } else {
+        std::fprintf(out, "%12s\n", "-");
+      }
+    }
+    std::fputc('\n', out);
+  }
+}
+
 void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchFigures& f) {
   std::fprintf(out, "memory      peak RSS %.1f MiB, planned %.1f MiB, heap allocations after init ",
                facts.peak_rss_bytes / kMiB, facts.planned_bytes / kMiB);
@@ -102,10 +125,33 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
 
 }  // namespace
 
+std::vector<OpProfileLine> OpProfileLines(const BenchReport& r, size_t d) {
+  const BenchWorkload& w = *r.workload;
+  const BenchResults& results = *r.results;
+  std::vector<OpProfileLine> lines;
+  if (!w.op_profile) return lines;
+  const staticlm_op_time* rows = results.op_rows.data() + d * kBenchOpRows;
+  const size_t n = results.op_rows_used[d];
+  const double tokens = static_cast<double>(w.reps) * w.gen_tokens;
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += rows[i].seconds;
+  for (size_t i = 0; i < n; ++i) {
+    const staticlm_op_time& row = rows[i];
+    lines.push_back({row.op, row.weight, row.calls / tokens, row.seconds * 1e3 / tokens,
+                     total > 0 ? 100.0 * row.seconds / total : 0,
+                     row.seconds > 0 ? row.weight_bytes / row.seconds / 1e9 : 0});
+  }
+  std::sort(lines.begin(), lines.end(), [](const OpProfileLine& a, const OpProfileLine& b) {
+    return a.ms_per_token > b.ms_per_token;
+  });
+  return lines;
+}
+
 void PrintBenchTable(FILE* out, const BenchReport& r) {
   PrintHeader(out, r);
   PrintFirstToken(out, *r.figures);
   PrintDecode(out, *r.figures);
+  PrintOpProfile(out, r);
   PrintMachineFigures(out, *r.facts, *r.figures);
 }
 

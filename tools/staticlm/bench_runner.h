@@ -20,7 +20,11 @@ struct BenchWorkload {
   size_t n_depths = 0;
   int32_t reps = 0;
   int32_t warmup = 0;
+  bool op_profile = false;  // the context was created with limits.profile_ops (--op-profile)
 };
+
+// Rows kept per depth of an op profile: every op kind with every weight type a model has.
+constexpr size_t kBenchOpRows = 48;
 
 // The figures of one repetition, in seconds.
 struct BenchRep {
@@ -36,6 +40,12 @@ struct BenchResults {
   // Per-step latency in seconds of staticlm_decode + greedy staticlm_sample, indexed
   // [(rep * n_depths + depth_index) * gen_tokens + step].
   std::vector<double> latency_s;
+  // With op_profile: per depth, the timed decode steps' op profile summed over the recorded
+  // repetitions, op_rows[depth * kBenchOpRows + row] for row < op_rows_used[depth]; scratch
+  // receives each loop's rows.
+  std::vector<staticlm_op_time> op_rows;
+  std::vector<size_t> op_rows_used;
+  std::vector<staticlm_op_time> op_scratch;
   double LatencyAt(const BenchWorkload& w, int32_t rep, size_t depth_index, int32_t step) const {
     return latency_s[(static_cast<size_t>(rep) * w.n_depths + depth_index) *
                          static_cast<size_t>(w.gen_tokens) +

@@ -109,7 +109,15 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
     return 1;
   }
   BenchWorkload w{tokens.data(),   o.prompt_tokens, o.gen_tokens, o.depths.data(),
-                  o.depths.size(), o.reps,          o.warmup};
+                  o.depths.size(), o.reps,          o.warmup,     o.limits.profile_ops != 0};
+  size_t op_rows = 0;
+  if (w.op_profile && staticlm_op_profile(ctx, nullptr, 0, &op_rows) != STATICLM_OK) {
+    std::fprintf(stderr,
+                 "staticlm: --op-profile: the %s backend does not time its ops (the cpu "
+                 "backend does)\n",
+                 staticlm_backend_name(ctx));
+    return 2;
+  }
   BenchResults results;
   AllocateBenchResults(w, &results);
   staticlm_step_cost cost;

@@ -91,6 +91,8 @@ void PrintUsage(FILE* out) {
       "  --json FILE          write the figures as one JSON object (bench/README.md)\n"
       "  --plot FILE          write an SVG of per-token decode latency\n"
       "  --probe-mib N        read-bandwidth probe buffer (default max(256, 4 x LLC); 0 = off)\n"
+      "  --op-profile         time every op of the decode steps (cpu backend): a table per depth\n"
+      "                       of calls, ms and weight GB/s per token by op and weight type\n"
       "  (bench --ctx defaults to what the depths need, at least 2048, at most the model's)\n"
       "options (soak; also --model --threads --window --sinks --kv --backend --prompt --seed):\n"
       "  --tokens N           tokens to generate (default 100000)\n"

@@ -23,7 +23,7 @@ class Limits(ctypes.Structure):
         ("backend", c_char_p), ("device", c_int32), ("window", c_int32), ("sinks", c_int32),
         ("global_every", c_int32), ("max_snapshots", c_int32),
         ("pipeline_cache_path", c_char_p), ("activation_bits", c_int32),
-        ("quantize", c_char_p), ("isa", c_char_p),
+        ("quantize", c_char_p), ("isa", c_char_p), ("profile_ops", c_int32),
     ]
 
 
