@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -207,10 +208,12 @@ TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
   op.params.cache_policy = CachePolicy::kStatic;
   op.params.cache_slots = 2048;
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 64 * 66 * 4);
-  op.params.cache_slots = 100;  // 4 splits
+  EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), uint64_t{1} * 9 * 4);  // a count per head
+  op.params.cache_slots = 100;                                              // 4 splits
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 4 * 66 * 4);
   op.params.cache_slots = 20;  // one split: no partials
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
+  EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), 0u);
   // A sliding window of 512 over a ring of 575 slots: 16 splits.
   op.params.cache_policy = CachePolicy::kSlidingWindow;
   op.params.window = 512;
@@ -218,6 +221,7 @@ TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 16 * 66 * 4);
   op.outputs[0] = chunk;  // a prefill chunk
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
+  EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), 0u);
   op.kind = OpKind::kMatMul;
   op.outputs[0] = one_row;
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
@@ -227,7 +231,8 @@ TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
   const Plan* plans[1] = {&h.plan};
   const cuda::CudaSizing s = cuda::SizeForPlans(plans, 1);
   EXPECT_EQ(s.device_attention_partials, uint64_t{1} * 9 * 16 * 66 * 4);
-  EXPECT_EQ(s.device_total - s.device_attention_partials,
+  EXPECT_EQ(s.device_attention_arrivals, uint64_t{1} * 9 * 4);
+  EXPECT_EQ(s.device_total - s.device_attention_partials - s.device_attention_arrivals,
             sizeof(cuda::DeviceStepBlock) + s.device_buffer[0] + s.device_buffer[1] +
                 s.device_buffer[2] + s.device_buffer[3]);
 }
@@ -312,6 +317,36 @@ TEST(CudaBackendTest, CaptureEnqueuesEveryOpInPlanOrderWithTheDeviceStep) {
   EXPECT_EQ(g_ops.size(), 1u);
   EXPECT_NE(std::strstr(s.message(), "op 1 (rms_norm)"), nullptr) << s.message();
   g_fail_at = SIZE_MAX;
+}
+
+// A layer's q and k ropes are one launch: the second of a pair of alike ropes (rows,
+// positions, frequencies) on tensors apart joins the first; in a longer run, pairs are taken
+// from the start; a rope of another base, or on the same tensor, starts afresh.
+TEST(CudaBackendTest, AlikeRopesArePairedIntoOneLaunch) {
+  PlanHarness h(1, 32);
+  const uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {1, 4 * 8}, "q");
+  const uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {1, 8}, "k");
+  const uint32_t k2 = h.Tensor(BufferId::kArena, DType::kF32, {1, 8}, "k2");
+  const uint32_t k3 = h.Tensor(BufferId::kArena, DType::kF32, {1, 8}, "k3");
+  OpParams p;
+  p.head_dim = 8;
+  p.rope_base = 10000.0f;
+  OpParams other_base = p;
+  other_base.rope_base = 1e6f;
+  h.AddOp(OpKind::kRope, {}, {q}, p);           // 0: first of a pair
+  h.AddOp(OpKind::kRope, {}, {k}, p);           // 1: joins 0
+  h.AddOp(OpKind::kRope, {}, {k2}, p);          // 2: a third alike: a pair of its own
+  h.AddOp(OpKind::kRope, {}, {k3}, p);          // 3: joins 2
+  h.AddOp(OpKind::kRope, {}, {k3}, p);          // 4: the same tensor as 3: starts afresh
+  h.AddOp(OpKind::kRope, {}, {q}, other_base);  // 5: another base
+  h.AddOp(OpKind::kRope, {}, {k}, other_base);  // 6: joins 5
+  const bool joins[] = {false, true, false, true, false, false, true};
+  ASSERT_EQ(h.plan.ops.size(), std::size(joins));
+  for (size_t i = 0; i < h.plan.ops.size(); ++i) {
+    EXPECT_EQ(cuda::RopeJoinsPrevious(h.plan, h.plan.ops[i]), joins[i]) << "op " << i;
+  }
+  const Op outside = h.plan.ops[1];  // not one of the plan's ops: never joined
+  EXPECT_FALSE(cuda::RopeJoinsPrevious(h.plan, outside));
 }
 
 TEST(CudaBackendTest, StepValuesCarryTheRowsOnlyForRowsAreSequencesPlans) {

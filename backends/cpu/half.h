@@ -21,8 +21,15 @@ STATICLM_HD inline uint32_t FloatToBits(float f) {
   return bits;
 }
 
-// IEEE 754 binary16 → binary32, exact for every input (subnormals, infinities, NaN).
+// IEEE 754 binary16 → binary32, exact for every input (subnormals, infinities, NaN). On a CUDA
+// device it is the hardware's conversion, which is exact too, so the value is the same, in one
+// instruction instead of these: the CUDA decoders convert a block's scales once per element.
 STATICLM_HD inline float HalfToFloat(uint16_t h) {
+#if defined(__CUDA_ARCH__)
+  float converted;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(converted) : "h"(h));
+  return converted;
+#else
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu;
   uint32_t mantissa = h & 0x3ffu;
@@ -34,6 +41,7 @@ STATICLM_HD inline float HalfToFloat(uint16_t h) {
     return sign ? -magnitude : magnitude;
   }
   return BitsToFloat(sign | ((exponent + 112) << 23) | (mantissa << 13));
+#endif
 }
 
 // binary32 → binary16 with round-to-nearest-even; overflow gives infinity.

@@ -52,6 +52,7 @@ class CudaBackend final : public Backend {
   Status Usable() const;
   const Plan* PlanAt(int plan_index) const;
   Status CreateResources(int n_plans);
+  Status CaptureGraphs(int n_plans);  // every plan's graph, replacing any captured before
   Status UploadWeights();
   // Waits for the stream; a failure marks the device unusable (device_failure_).
   Status Synchronize();
@@ -72,7 +73,7 @@ class CudaBackend final : public Backend {
   double sync_seconds_ = 0.0;
   double last_host_seconds_ = 0.0;
   double last_step_seconds_ = 0.0;
-  char description_[512] = "cuda: not prepared";
+  char description_[640] = "cuda: not prepared";
 };
 
 }  // namespace staticlm::cuda

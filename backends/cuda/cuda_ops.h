@@ -30,15 +30,31 @@ struct StepValues {
 // base[region.buffer] + region.offset. Then the backend's own scratch: decode attention's split
 // partials (AttentionPartialBytes of the op that needs most; null when none needs any), which
 // the ops use one after another on the stream.
+//
+// programmatic_launch: kernels are launched with programmatic dependent launch (Hopper, sm 90+):
+// each may start while the one before it finishes, doing what does not depend on it (loading
+// its weights) and then waiting for it (griddepcontrol.wait) before touching anything else.
+// A decode step is ~250 small kernels, each bound by latency (launch, first loads), not by
+// work; overlapping them is what graph replay alone cannot do.
+//
+// attention_arrivals: per (row, head), how many of a decode attention's split blocks have
+// written their partial; the last to arrive merges them all and sets the count back to 0.
+// Zero at init (AttentionArrivalBytes of the op that needs most; null when none needs any).
 struct DeviceBuffers {
   uint8_t* base[kBufferCount];
   float* attention_partials;
+  int32_t* attention_arrivals;
+  bool programmatic_launch;
 };
 
 // Init only: the bytes of attention_partials that `op` needs: a decode step's kAttention cut
 // over the cache length into splits keeps (max, sum, head_dim sums) per split, head and row;
 // 0 for any other op.
 uint64_t AttentionPartialBytes(const Plan& plan, const Op& op);
+
+// Init only: the bytes of attention_arrivals that `op` needs: a count per row and head of a
+// decode step's kAttention cut into splits; 0 for any other op.
+uint64_t AttentionArrivalBytes(const Plan& plan, const Op& op);
 
 // Init only: whether EnqueueOp has a kernel for `op` of `plan` (its kind, dtypes and params).
 // When not, *why is set to a static message naming what is missing, e.g. "CUDA: no kernel for
@@ -53,6 +69,12 @@ bool OpSupported(const Plan& plan, const Op& op, const char** why);
 // launch error (cudaPeekAtLastError), if any.
 cudaError_t EnqueueOp(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
                       const StepValues* step, cudaStream_t stream);
+
+// Init only: whether kRope `op` of `plan` (one of plan.ops) is turned by the launch of the rope
+// before it, so that EnqueueOp enqueues nothing for it. A rope followed by one of the same
+// rotation (rows, positions, frequencies) on a tensor apart from it — a layer's q, then its k —
+// is one launch; in a run of such ropes, pairs are taken from the start.
+bool RopeJoinsPrevious(const Plan& plan, const Op& op);
 
 // Init only: loads every kernel of this library into the current device's context now. CUDA
 // loads kernels lazily by default (at their first launch, allocating host memory in the

@@ -32,11 +32,13 @@ CudaSizing SizeForPlans(const Plan* const* plans, int n_plans) {
     for (const Op& op : p.ops) {
       s.device_attention_partials =
           std::max(s.device_attention_partials, AttentionPartialBytes(p, op));
+      s.device_attention_arrivals =
+          std::max(s.device_attention_arrivals, AttentionArrivalBytes(p, op));
     }
   }
   s.device_buffer[static_cast<int>(BufferId::kWeights)] += kWeightsSpare;
   s.device_step_block = sizeof(DeviceStepBlock);
-  s.device_total = s.device_step_block + s.device_attention_partials;
+  s.device_total = s.device_step_block + s.device_attention_partials + s.device_attention_arrivals;
   for (uint64_t bytes : s.device_buffer) s.device_total += bytes;
   s.pinned_tokens_offset = AlignUp(sizeof(PinnedStepBlock), kPinnedAlign);
   s.pinned_logits_offset = AlignUp(s.pinned_tokens_offset + s.max_token_bytes, kPinnedAlign);
@@ -50,7 +52,8 @@ void DescribeSizing(const CudaSizing& s, char* out, size_t capacity) {
                 "device %.1f MiB (weights %.1f, KV cache %.1f, arena %.1f, attention splits "
                 "%.2f, io %.2f MiB) + %.1f KiB pinned",
                 MiB(s.device_total), mib(BufferId::kWeights), mib(BufferId::kKvCache),
-                mib(BufferId::kArena), MiB(s.device_attention_partials), mib(BufferId::kIo),
+                mib(BufferId::kArena),
+                MiB(s.device_attention_partials + s.device_attention_arrivals), mib(BufferId::kIo),
                 static_cast<double>(s.pinned_total) / 1024.0);
 }
 

@@ -34,6 +34,8 @@ struct CudaSizing {
   uint64_t device_step_block = 0;  // sizeof(DeviceStepBlock)
   // DeviceBuffers::attention_partials: the largest AttentionPartialBytes of any op.
   uint64_t device_attention_partials = 0;
+  // DeviceBuffers::attention_arrivals: the largest AttentionArrivalBytes of any op.
+  uint64_t device_attention_arrivals = 0;
   uint64_t device_total = 0;  // the above, summed
   // One pinned block: PinnedStepBlock, then the token ids, then the logits.
   uint64_t pinned_tokens_offset = 0;

@@ -5,9 +5,13 @@
 // dim, scoring with a warp sum and folding the value into an online softmax (MergeSoftmax,
 // kernel_math.h). The warps' partials merge in shared memory. With one split the block writes
 // the output; with several (flash-decoding over the cache length) it writes its partial into
-// the backend's attention_partials and CombineKernel merges the splits. A split per 32
-// positions the op may attend to, up to 64: a decode step has few heads (Gemma 3 has 4), and
-// only many blocks over the cache keep the device's loads in flight.
+// the backend's attention_partials, and the last block of the (row, head) to finish (a count in
+// attention_arrivals) merges them: no second launch. A split per 32 positions the op may attend
+// to, up to 64, all of them used at every depth: a warp's positions are a chain of dependent
+// loads (key, score, value), so the most splits, each with the fewest positions, finish first.
+// Measured on an H100 (bench/results/2026-11-26b-h100-cuda.md): using only one split per 32
+// positions attended so far (fewer, longer chains, a merge of fewer partials) made SmolLM2's
+// decode 16 % slower at depth 0 and 10 % at 1,024.
 #include "backends/cuda/kernels/common.cuh"
 #include "backends/cuda/kernels/kernel_math.h"
 #include "backends/cuda/kernels/kv_access.h"
@@ -18,19 +22,19 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kMaxDimsPerLane = 8;  // head_dim ≤ 256 (plan validation)
 constexpr int kMaxSplits = 64;
-constexpr int kCombineThreads = 128;    // a thread per dim of a head of 128, two of 256
 constexpr int kPositionsPerSplit = 32;  // 8 per warp: the least work worth a split of its own
 
 struct AttentionArgs {
   const float* q;
   float* out;
-  float* partials;  // DeviceBuffers::attention_partials: [rows, heads, splits, head_dim + 2]
+  float* partials;    // DeviceBuffers::attention_partials: [rows, heads, splits, head_dim + 2]
+  int32_t* arrivals;  // DeviceBuffers::attention_arrivals: [rows, heads]
   SequencedKv cache;
   RowForm form;
   int32_t splits;
 };
 
-// A partial result as stored for CombineKernel: max, sum, then head_dim value sums.
+// A partial result as stored for Combine: max, sum, then head_dim value sums.
 __device__ float* PartialAt(const AttentionArgs& a, int32_t r, int32_t h, int32_t split) {
   const OpParams& p = a.cache.first.params;
   return a.partials +
@@ -82,9 +86,60 @@ __device__ void WriteOutput(const Folded& f, float* o, int32_t hd, bool hadamard
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
 }
 
+// Whether this block is the last of the (row, head)'s splits to have written its partial; the
+// last one sets the count back to 0 for the next op. The fences make every block's partial
+// visible before its arrival is counted, and the others' visible to the last one.
+__device__ bool IsLastToArrive(const AttentionArgs& a, int32_t r, int32_t h) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    int32_t* count = a.arrivals + static_cast<int64_t>(r) * a.cache.first.params.n_heads + h;
+    last = atomicAdd(count, 1) == a.splits - 1;
+    if (last) *count = 0;
+  }
+  __syncthreads();
+  if (last) __threadfence();
+  return last;
+}
+
+// Merges the splits' partials of (row r, head h) into o, by one block. Not a chain of
+// MergeSoftmax (each merge waiting on the last): the largest max M first, then each split's
+// weight exp(max - M) (0 for a split that attended nothing), then every dim's weighted sum in a
+// thread of its own, so that all the partials' loads are in flight at once. The partials are
+// read past L1 (__ldcg): other blocks wrote them.
+__device__ void Combine(const AttentionArgs& a, int32_t r, int32_t h, float* o, float* buffer) {
+  __shared__ float weight[kMaxSplits];
+  const OpParams& p = a.cache.first.params;
+  const int32_t hd = p.head_dim;
+  float m = -INFINITY;
+  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
+    const float* part = PartialAt(a, r, h, s);
+    if (__ldcg(part + 1) != 0.0f) m = fmaxf(m, __ldcg(part));
+  }
+  m = BlockMax(m);
+  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
+    const float* part = PartialAt(a, r, h, s);
+    weight[s] = __ldcg(part + 1) != 0.0f ? expf(__ldcg(part) - m) : 0.0f;
+  }
+  __syncthreads();
+  float sum = 0.0f;
+  for (int32_t s = 0; s < a.splits; ++s) sum += weight[s] * __ldcg(PartialAt(a, r, h, s) + 1);
+  __syncthreads();  // every split's weight is in shared memory
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int32_t s = 0; s < a.splits; ++s) acc += weight[s] * __ldcg(PartialAt(a, r, h, s) + 2 + d);
+    buffer[d] = acc / sum;
+  }
+  __syncthreads();
+  if (p.kv_quant == KvQuant::kQ8) Hadamard<false>(buffer, hd);
+  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
+}
+
 __global__ void AttentionKernel(AttentionArgs a, const StepValues* step) {
   __shared__ float q[256], q_sink[256], warp_acc[kWarps][256];
   __shared__ SoftmaxPartial warp_s[kWarps];
+  StartAfterPreviousKernels();
   const int32_t split = blockIdx.x, h = blockIdx.y, r = blockIdx.z;
   if (r >= StepRows(step, a.form)) return;
   const int64_t position = RowPosition(step, a.form, r);
@@ -133,40 +188,7 @@ __global__ void AttentionKernel(AttentionArgs a, const StepValues* step) {
       part[1] = all.s.sum;
     }
   }
-}
-
-// Block per (query head, row): merges the splits' partials and writes the output. Not a chain
-// of MergeSoftmax (each merge waiting on the last): the largest max M first, then each split's
-// weight exp(max - M) (0 for a split that attended nothing), then every dim's weighted sum in a
-// thread of its own, so that all the partials' loads are in flight at once.
-__global__ void CombineKernel(AttentionArgs a, const StepValues* step) {
-  __shared__ float buffer[256], weight[kMaxSplits];
-  const int32_t h = blockIdx.x, r = blockIdx.y;
-  if (r >= StepRows(step, a.form)) return;
-  const OpParams& p = a.cache.first.params;
-  const int32_t hd = p.head_dim;
-  float m = -INFINITY;
-  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
-    const float* part = PartialAt(a, r, h, s);
-    if (part[1] != 0.0f) m = fmaxf(m, part[0]);
-  }
-  m = BlockMax(m);
-  for (int32_t s = threadIdx.x; s < a.splits; s += blockDim.x) {
-    const float* part = PartialAt(a, r, h, s);
-    weight[s] = part[1] != 0.0f ? expf(part[0] - m) : 0.0f;
-  }
-  __syncthreads();
-  float sum = 0.0f;
-  for (int32_t s = 0; s < a.splits; ++s) sum += weight[s] * PartialAt(a, r, h, s)[1];
-  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) {
-    float acc = 0.0f;
-    for (int32_t s = 0; s < a.splits; ++s) acc += weight[s] * PartialAt(a, r, h, s)[2 + d];
-    buffer[d] = acc / sum;
-  }
-  __syncthreads();
-  if (p.kv_quant == KvQuant::kQ8) Hadamard<false>(buffer, hd);
-  float* o = a.out + (static_cast<int64_t>(r) * p.n_heads + h) * hd;
-  for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) o[d] = buffer[d];
+  if (IsLastToArrive(a, r, h)) Combine(a, r, h, o, q);
 }
 
 // Positions a query of this op attends to at most.
@@ -200,22 +222,22 @@ cudaError_t EnqueueAttention(const Plan& plan, const Op& op, const DeviceBuffers
   AttentionArgs a{TensorAt<const float>(plan, buffers, op.inputs[0]),
                   TensorAt<float>(plan, buffers, op.outputs[0]),
                   buffers.attention_partials,
+                  buffers.attention_arrivals,
                   CacheOf(plan, op, buffers, tensors),
                   RowFormOf(plan, op),
                   1};
   if (!IsDecodeAttention(plan, op)) {  // a prefill chunk: the tiled kernel
-    LaunchPrefillAttention(a.q, a.out, a.cache, a.form, step, stream);
-    return cudaPeekAtLastError();
+    return LaunchPrefillAttention(a.q, a.out, a.cache, a.form, step, buffers.programmatic_launch,
+                                  stream);
   }
   a.splits = DecodeSplits(p);
-  if (a.splits > 1 && a.partials == nullptr) return cudaErrorInvalidValue;  // sized at init
+  if (a.splits > 1 && (a.partials == nullptr || a.arrivals == nullptr)) {
+    return cudaErrorInvalidValue;  // sized at init
+  }
   const dim3 grid(static_cast<unsigned>(a.splits), static_cast<unsigned>(p.n_heads),
                   static_cast<unsigned>(a.form.max_rows));
-  AttentionKernel<<<grid, 32 * kWarps, 0, stream>>>(a, step);
-  if (a.splits > 1) {
-    CombineKernel<<<dim3(p.n_heads, a.form.max_rows), kCombineThreads, 0, stream>>>(a, step);
-  }
-  return cudaPeekAtLastError();
+  return Launch(buffers.programmatic_launch, AttentionKernel, grid, dim3(32 * kWarps), 0, stream, a,
+                step);
 }
 
 uint64_t AttentionPartialBytes(const Plan& plan, const Op& op) {
@@ -227,8 +249,13 @@ uint64_t AttentionPartialBytes(const Plan& plan, const Op& op) {
   return static_cast<uint64_t>(rows * p.n_heads * splits * (p.head_dim + 2)) * sizeof(float);
 }
 
+uint64_t AttentionArrivalBytes(const Plan& plan, const Op& op) {
+  if (AttentionPartialBytes(plan, op) == 0) return 0;
+  return static_cast<uint64_t>(RowFormOf(plan, op).max_rows) * op.params.n_heads * sizeof(int32_t);
+}
+
 cudaError_t PreloadAttentionKernels() {
-  return PreloadAll(AttentionKernel, CombineKernel);
+  return PreloadAll(AttentionKernel);
 }
 
 }  // namespace staticlm::cuda

@@ -51,6 +51,7 @@ __device__ void LoadRowQuery(const float* qh, const OpParams& p, const AttendedS
 __global__ void PrefillAttentionKernel(PrefillArgs a, const StepValues* step) {
   __shared__ float q[kTileRows][256], q_sink[kTileRows][256];
   __shared__ float keys[kTilePositions][256], values[kTilePositions][256];
+  StartAfterPreviousKernels();
   const int32_t h = blockIdx.x, first_row = blockIdx.y * kTileRows;
   const int32_t rows = StepRows(step, a.form);
   if (first_row >= rows) return;
@@ -110,12 +111,13 @@ __global__ void PrefillAttentionKernel(PrefillArgs a, const StepValues* step) {
 
 }  // namespace
 
-void LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache, RowForm form,
-                            const StepValues* step, cudaStream_t stream) {
+cudaError_t LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache,
+                                   RowForm form, const StepValues* step, bool programmatic,
+                                   cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(cache.first.params.n_heads),
                   Blocks(form.max_rows, kTileRows));
-  PrefillAttentionKernel<<<grid, 32 * kTileRows, 0, stream>>>(PrefillArgs{q, out, cache, form},
-                                                              step);
+  return Launch(programmatic, PrefillAttentionKernel, grid, dim3(32 * kTileRows), 0, stream,
+                PrefillArgs{q, out, cache, form}, step);
 }
 
 cudaError_t PreloadPrefillAttentionKernels() {

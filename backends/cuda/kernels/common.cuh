@@ -79,6 +79,48 @@ __device__ inline float BlockMax(float v) {
   return WarpMax(v);
 }
 
+// Programmatic dependent launch (DeviceBuffers::programmatic_launch). Every kernel calls
+// WaitForPreviousKernels before it reads or writes anything a kernel before it may touch (only
+// constant weights may be read before), and before any early return, so that no kernel completes
+// before the one it follows: a kernel's wait covers the whole chain. It then calls
+// LetNextKernelStart, so that the next kernel's blocks are scheduled and load their weights while
+// this one runs. Both are no-ops below sm 90 and for kernels launched without the attribute.
+__device__ inline void WaitForPreviousKernels() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ inline void LetNextKernelStart() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Both, for kernels that load nothing before their inputs are ready.
+__device__ inline void StartAfterPreviousKernels() {
+  WaitForPreviousKernels();
+  LetNextKernelStart();
+}
+
+// Launches kernel<<<grid, block, shared_bytes, stream>>>(args…), with programmatic dependent
+// launch when `programmatic` (DeviceBuffers::programmatic_launch).
+template <typename... Params, typename... Args>
+inline cudaError_t Launch(bool programmatic, void (*kernel)(Params...), dim3 grid, dim3 block,
+                          size_t shared_bytes, cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute[1] = {};
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = attribute;
+  config.numAttrs = programmatic ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+
 inline unsigned Blocks(int64_t work, int64_t per_block) {
   return static_cast<unsigned>((work + per_block - 1) / per_block);
 }
@@ -153,8 +195,9 @@ cudaError_t PreloadSampleKernels();
 struct SequencedKv;
 
 // Attention of a prefill chunk (rows of one sequence), tiled: attention_prefill.cu.
-void LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache, RowForm form,
-                            const StepValues* step, cudaStream_t stream);
+cudaError_t LaunchPrefillAttention(const float* q, float* out, const SequencedKv& cache,
+                                   RowForm form, const StepValues* step, bool programmatic,
+                                   cudaStream_t stream);
 
 // The cache of a kKvStore or kAttention as device addresses; `tensors` are its cache tensors'
 // indices in KvLayout order (k, v, [side k, v], [recent k, v]). Defined in kv_store.cu.

@@ -10,12 +10,14 @@ namespace {
 template <typename F>
 __global__ void BinaryKernel(float* a, const float* b, int64_t width, int64_t b_width, F f,
                              RowForm form, const StepValues* step) {
+  StartAfterPreviousKernels();
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<int64_t>(StepRows(step, form)) * width) return;
   a[i] = f(a[i], b[i % b_width]);
 }
 
 __global__ void TakeLastKernel(const float* x, float* y, int64_t width, const StepValues* step) {
+  StartAfterPreviousKernels();
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < width) y[i] = x[static_cast<int64_t>(step->n_tokens - 1) * width + i];
 }
@@ -31,15 +33,15 @@ struct GeluMulFn {
 };
 
 template <typename F>
-cudaError_t Launch(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
-                   const StepValues* step, cudaStream_t stream, bool bias) {
+cudaError_t LaunchBinary(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
+                         const StepValues* step, cudaStream_t stream, bool bias) {
   const RowForm form = RowFormOf(plan, op);
   const int64_t width = plan.tensors[op.outputs[0]].shape[1];
   const int64_t n = form.max_rows * width;
-  BinaryKernel<<<Blocks(n, 256), 256, 0, stream>>>(
-      TensorAt<float>(plan, buffers, op.outputs[0]),
-      TensorAt<const float>(plan, buffers, op.inputs[0]), width, bias ? width : n, F{}, form, step);
-  return cudaPeekAtLastError();
+  return Launch(buffers.programmatic_launch, BinaryKernel<F>, dim3(Blocks(n, 256)), dim3(256), 0,
+                stream, TensorAt<float>(plan, buffers, op.outputs[0]),
+                TensorAt<const float>(plan, buffers, op.inputs[0]), width, bias ? width : n, F{},
+                form, step);
 }
 
 }  // namespace
@@ -48,19 +50,18 @@ cudaError_t EnqueueElementwise(const Plan& plan, const Op& op, const DeviceBuffe
                                const StepValues* step, cudaStream_t stream) {
   switch (op.kind) {
     case OpKind::kAdd:
-      return Launch<AddFn>(plan, op, buffers, step, stream, false);
+      return LaunchBinary<AddFn>(plan, op, buffers, step, stream, false);
     case OpKind::kAddBias:
-      return Launch<AddFn>(plan, op, buffers, step, stream, true);
+      return LaunchBinary<AddFn>(plan, op, buffers, step, stream, true);
     case OpKind::kSiluMul:
-      return Launch<SiluMulFn>(plan, op, buffers, step, stream, false);
+      return LaunchBinary<SiluMulFn>(plan, op, buffers, step, stream, false);
     case OpKind::kGeluMul:
-      return Launch<GeluMulFn>(plan, op, buffers, step, stream, false);
+      return LaunchBinary<GeluMulFn>(plan, op, buffers, step, stream, false);
     case OpKind::kTakeLast: {
       const int64_t width = plan.tensors[op.inputs[0]].shape[1];
-      TakeLastKernel<<<Blocks(width, 256), 256, 0, stream>>>(
-          TensorAt<const float>(plan, buffers, op.inputs[0]),
-          TensorAt<float>(plan, buffers, op.outputs[0]), width, step);
-      return cudaPeekAtLastError();
+      return Launch(buffers.programmatic_launch, TakeLastKernel, dim3(Blocks(width, 256)),
+                    dim3(256), 0, stream, TensorAt<const float>(plan, buffers, op.inputs[0]),
+                    TensorAt<float>(plan, buffers, op.outputs[0]), width, step);
     }
     default:
       return cudaErrorNotSupported;

@@ -34,6 +34,7 @@ __device__ void StoreQ8Row(const float* src, int32_t hd, int8_t* q, float* scale
 }
 
 __global__ void StoreKernel(StoreArgs a, const StepValues* step) {
+  StartAfterPreviousKernels();
   const int32_t r = blockIdx.x, g = blockIdx.y;
   if (r >= StepRows(step, a.form)) return;
   const int64_t position = RowPosition(step, a.form, r);
@@ -133,6 +134,7 @@ __device__ void QuantizeValues(const KvView& c, int64_t g, int64_t first, int64_
 
 // Block per (completed group, KV head, sequence row when batched).
 __global__ void Q4GroupKernel(SequencedKv cache, RowForm form, const StepValues* step) {
+  StartAfterPreviousKernels();
   int32_t first_position = step->position, step_end = step->position + step->n_tokens;
   int32_t sequence = step->sequence;
   if (form.batched) {
@@ -180,14 +182,17 @@ cudaError_t EnqueueKvStore(const Plan& plan, const Op& op, const DeviceBuffers& 
               TensorAt<const float>(plan, buffers, op.inputs[1]),
               CacheOf(plan, op, buffers, op.outputs), RowFormOf(plan, op)};
   a.form.max_rows = static_cast<int32_t>(plan.tensors[op.inputs[0]].shape[0]);
-  StoreKernel<<<dim3(a.form.max_rows, p.n_kv_heads), 128, 0, stream>>>(a, step);
-  if (p.kv_quant == KvQuant::kQ4) {
+  const bool pdl = buffers.programmatic_launch;
+  cudaError_t e =
+      Launch(pdl, StoreKernel, dim3(a.form.max_rows, p.n_kv_heads), dim3(128), 0, stream, a, step);
+  if (e == cudaSuccess && p.kv_quant == KvQuant::kQ4) {
     const int32_t tokens = a.form.batched ? 1 : a.form.max_rows;
     const unsigned groups = static_cast<unsigned>((p.kv_group - 1 + tokens) / p.kv_group);
     const unsigned rows = a.form.batched ? static_cast<unsigned>(a.form.max_rows) : 1u;
-    Q4GroupKernel<<<dim3(groups, p.n_kv_heads, rows), 128, 0, stream>>>(a.cache, a.form, step);
+    e = Launch(pdl, Q4GroupKernel, dim3(groups, p.n_kv_heads, rows), dim3(128), 0, stream, a.cache,
+               a.form, step);
   }
-  return cudaPeekAtLastError();
+  return e;
 }
 
 cudaError_t PreloadKvStoreKernels() {

@@ -146,6 +146,7 @@ __device__ void WriteNormed(const MatMulArgs& a, const RowsOfX<kRows>& x, int32_
 
 template <int kRows, int kType>
 __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
+  StartAfterPreviousKernels();
   const int32_t first_row = blockIdx.y * kRows;
   const int32_t rows = StepRows(step, a.form);
   const Weight& w = a.w[a.first_weight + blockIdx.z];
@@ -169,25 +170,176 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
   }
 }
 
-template <int kType>
-void LaunchMatMul(const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
-                  cudaStream_t stream) {
-  const unsigned threads = 32 * kWarpsPerBlock;
-  if (a.form.max_rows == 1) {
-    MatMulKernel<1, kType><<<dim3(columns, 1, z), threads, 0, stream>>>(a, step);
-  } else {
-    MatMulKernel<8, kType>
-        <<<dim3(columns, Blocks(a.form.max_rows, 8), z), threads, 0, stream>>>(a, step);
+// The decode step's product (one row of x), MatVecKernel: the row of weights a warp reads
+// travels in chunks of whole blocks, at most kChunkBytes, through shared memory. The warp loads
+// a chunk with coalesced 4-byte loads (8 a lane), stores it in its slice of shared memory and
+// decodes it there a lane per element (the same DecodeElement as DotColumn); x, normalised once
+// per block, waits in shared memory too. The first chunk is loaded before the kernel waits for
+// the one before it (weights never change), so with programmatic launch the loads of a product's
+// weights overlap the previous kernel; each next chunk is loaded while the current one is
+// decoded.
+constexpr int kChunkWords = 256;
+constexpr int kChunkBytes = 4 * kChunkWords;
+constexpr int kWordsPerLane = kChunkWords / 32;
+constexpr int32_t kMatVecMaxInputs = 16384;  // x in shared memory: 64 KiB
+constexpr size_t kMatVecMaxSharedBytes =
+    kWarpsPerBlock * kChunkBytes + kMatVecMaxInputs * sizeof(float);
+
+// The chunk of a weight type: the most whole blocks in kChunkBytes whose size is a multiple of 4.
+struct Chunking {
+  int32_t bytes;     // of a whole chunk
+  int32_t elements;  // of a whole chunk
+};
+
+STATICLM_HD inline Chunking ChunkingOf(DType type) {
+  const int block_bytes = BlockBytes(type);
+  int blocks = kChunkBytes / block_bytes;
+  while (blocks > 1 && (blocks * block_bytes) % 4 != 0) --blocks;
+  return {blocks * block_bytes, blocks * BlockElements(type)};
+}
+
+// Words [0, n_words) of chunk `c` of row o of w into the lane's registers (word lane + 32·k).
+__device__ inline void LoadChunk(const Weight& w, int32_t o, int32_t c, Chunking k,
+                                 uint32_t words[kWordsPerLane]) {
+  const uint8_t* row = w.data + static_cast<uint64_t>(o) * w.row_bytes;
+  const int64_t first = static_cast<int64_t>(c) * k.bytes;
+  const int32_t n_words =
+      static_cast<int32_t>((w.row_bytes - first < k.bytes ? w.row_bytes - first : k.bytes) / 4);
+  const uint32_t* from = reinterpret_cast<const uint32_t*>(row + first);
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < kWordsPerLane; ++j) {
+    if (lane + 32 * j < n_words) words[j] = __ldg(from + lane + 32 * j);
   }
 }
 
+// Σ over chunk c of row o (its words in `words`, staged through `stage`) · x, this lane's share.
+template <int kType>
+__device__ inline float DotChunk(const Weight& w, int32_t c, Chunking k,
+                                 const uint32_t words[kWordsPerLane], uint32_t* stage,
+                                 const float* xs, int32_t n_in) {
+  const DType type = kType == kAnyType ? w.type : static_cast<DType>(kType);
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int j = 0; j < kWordsPerLane; ++j) stage[lane + 32 * j] = words[j];
+  __syncwarp();
+  const int32_t first = c * k.elements;
+  const int32_t count = n_in - first < k.elements ? n_in - first : k.elements;
+  const uint8_t* bytes = reinterpret_cast<const uint8_t*>(stage);
+  float sum = 0.0f;
+#pragma unroll 4
+  for (int32_t i = lane; i < count; i += 32) sum += DecodeElement(type, bytes, i) * xs[first + i];
+  __syncwarp();  // the stage is overwritten by the next chunk
+  return sum;
+}
+
+// Σ w[o, i] · x[i], in every lane; `words` holds chunk 0, already loaded.
+template <int kType>
+__device__ float DotRowStaged(const Weight& w, int32_t o, uint32_t words[kWordsPerLane],
+                              uint32_t* stage, const float* xs, int32_t n_in) {
+  const Chunking k = ChunkingOf(kType == kAnyType ? w.type : static_cast<DType>(kType));
+  const int32_t chunks = (n_in + k.elements - 1) / k.elements;
+  float sum = 0.0f;
+  for (int32_t c = 0; c < chunks; ++c) {
+    uint32_t next[kWordsPerLane] = {};
+    if (c + 1 < chunks) LoadChunk(w, o, c + 1, k, next);  // in flight during this chunk's sums
+    sum += DotChunk<kType>(w, c, k, words, stage, xs, n_in);
+#pragma unroll
+    for (int j = 0; j < kWordsPerLane; ++j) words[j] = next[j];
+  }
+  return WarpSum(sum);
+}
+
+// x (RMS-normalised when the op says so, as RowsOfX::At) into shared memory, by the whole block;
+// the first block of the first weight also writes the normalised x, the op's output.
+__device__ void StageX(const MatMulArgs& a, float* xs) {
+  float inv_rms = 1.0f;
+  if (a.norm_weight != nullptr) {
+    float sum_squares = 0.0f;
+    for (int32_t i = threadIdx.x; i < a.n_in; i += blockDim.x) sum_squares += a.x[i] * a.x[i];
+    sum_squares = BlockSum(sum_squares);
+    inv_rms = 1.0f / sqrtf(sum_squares / static_cast<float>(a.n_in) + a.eps);
+  }
+  const bool write_normed =
+      a.normed != nullptr && blockIdx.x == 0 && blockIdx.z + a.first_weight == 0;
+  for (int32_t i = threadIdx.x; i < a.n_in; i += blockDim.x) {
+    const float v = a.norm_weight == nullptr ? a.x[i] : a.x[i] * inv_rms * a.norm_weight[i];
+    xs[i] = v;
+    if (write_normed) a.normed[i] = v;
+  }
+  __syncthreads();
+}
+
+template <int kType>
+__global__ void MatVecKernel(MatMulArgs a, const StepValues* step) {
+  extern __shared__ uint32_t shared[];  // kWarpsPerBlock stages of kChunkWords, then x
+  const Weight& w = a.w[a.first_weight + blockIdx.z];
+  const int warp = threadIdx.x / 32;
+  const int32_t o = blockIdx.x * kWarpsPerBlock + warp;
+  const bool live = o < w.n_out;
+  const Chunking k = ChunkingOf(kType == kAnyType ? w.type : static_cast<DType>(kType));
+  uint32_t words[kWordsPerLane] = {}, up_words[kWordsPerLane] = {};
+  if (live) LoadChunk(w, o, 0, k, words);
+  if (live && a.silu_mul) {
+    LoadChunk(a.w[1], o, 0, ChunkingOf(kType == kAnyType ? a.w[1].type : static_cast<DType>(kType)),
+              up_words);
+  }
+  StartAfterPreviousKernels();
+  const bool writes_normed =
+      a.normed != nullptr && blockIdx.x == 0 && blockIdx.z + a.first_weight == 0;
+  if (StepRows(step, a.form) < 1) return;
+  // A block of rows past this weight's (the fused weights' n_out differ) has nothing to do.
+  if (blockIdx.x * kWarpsPerBlock >= w.n_out && !writes_normed) return;
+  float* xs = reinterpret_cast<float*>(shared + kWarpsPerBlock * kChunkWords);
+  StageX(a, xs);
+  if (!live) return;
+  uint32_t* stage = shared + warp * kChunkWords;
+  float y = DotRowStaged<kType>(w, o, words, stage, xs, a.n_in);
+  if (a.silu_mul) {
+    const float up = DotRowStaged<kType>(a.w[1], o, up_words, stage, xs, a.n_in);
+    if (threadIdx.x % 32 == 0) a.w[1].y[o] = up;
+    y = SiluMulValue(y, up);
+  }
+  if (threadIdx.x % 32 != 0) return;
+  w.y[o] = y;
+  if (a.acc != nullptr) a.acc[o] += y;
+}
+
+// Whether MatVecKernel takes the op: one row, x fits its shared memory, and every weight row
+// starts at a multiple of 4 bytes (its 4-byte loads).
+bool MatVecFits(const MatMulArgs& a, int n_weights) {
+  if (a.form.max_rows != 1 || a.n_in > kMatVecMaxInputs) return false;
+  for (int i = 0; i < n_weights; ++i) {
+    if (a.w[i].row_bytes % 4 != 0 || reinterpret_cast<uintptr_t>(a.w[i].data) % 4 != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <int kType>
+cudaError_t LaunchMatMul(const MatMulArgs& a, unsigned columns, unsigned z, bool matvec,
+                         const StepValues* step, bool pdl, cudaStream_t stream) {
+  const dim3 threads(32 * kWarpsPerBlock);
+  if (matvec) {
+    const size_t shared =
+        kWarpsPerBlock * kChunkBytes + sizeof(float) * static_cast<size_t>(a.n_in);
+    return Launch(pdl, MatVecKernel<kType>, dim3(columns, 1, z), threads, shared, stream, a, step);
+  }
+  if (a.form.max_rows == 1) {
+    return Launch(pdl, MatMulKernel<1, kType>, dim3(columns, 1, z), threads, 0, stream, a, step);
+  }
+  return Launch(pdl, MatMulKernel<8, kType>, dim3(columns, Blocks(a.form.max_rows, 8), z), threads,
+                0, stream, a, step);
+}
+
 // The kernel for weights of type t (kAnyType when the op's weights differ in type).
-void LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned z, const StepValues* step,
-                   cudaStream_t stream) {
+cudaError_t LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned z, bool matvec,
+                          const StepValues* step, bool pdl, cudaStream_t stream) {
   switch (t) {
 #define STATICLM_MATMUL_TYPE(type) \
   case static_cast<int>(type):     \
-    return LaunchMatMul<static_cast<int>(type)>(a, columns, z, step, stream);
+    return LaunchMatMul<static_cast<int>(type)>(a, columns, z, matvec, step, pdl, stream);
     STATICLM_MATMUL_TYPE(DType::kF32)
     STATICLM_MATMUL_TYPE(DType::kF16)
     STATICLM_MATMUL_TYPE(DType::kBF16)
@@ -201,7 +353,7 @@ void LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned z, con
     STATICLM_MATMUL_TYPE(DType::kQ6_K)
 #undef STATICLM_MATMUL_TYPE
     default:
-      return LaunchMatMul<kAnyType>(a, columns, z, step, stream);
+      return LaunchMatMul<kAnyType>(a, columns, z, matvec, step, pdl, stream);
   }
 }
 
@@ -235,22 +387,48 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
   const unsigned columns = Blocks(widest, kWarpsPerBlock);
   bool same_type = true;
   for (int i = 1; i < layout.n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
+  const bool matvec = MatVecFits(a, layout.n_weights);
+  const bool pdl = buffers.programmatic_launch;
   if (same_type || p.silu_mul) {
-    LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z, step,
-                  stream);
-  } else {  // weights of differing types (Q4_K with Q6_K): a launch each, each its own kernel
-    for (int i = 0; i < layout.n_weights; ++i) {
-      a.first_weight = i;
-      LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, kWarpsPerBlock), 1, step,
-                    stream);
-    }
+    return LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z,
+                         matvec, step, pdl, stream);
   }
-  return cudaPeekAtLastError();
+  // Weights of differing types (Q4_K with Q6_K): a launch each, each its own kernel.
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < layout.n_weights && e == cudaSuccess; ++i) {
+    a.first_weight = i;
+    e = LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, kWarpsPerBlock), 1,
+                      matvec, step, pdl, stream);
+  }
+  return e;
+}
+
+// MatVecKernel's shared memory may pass the 48 KiB a launch gets without asking.
+template <int kType>
+cudaError_t AllowMatVecShared() {
+  return cudaFuncSetAttribute(MatVecKernel<kType>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(kMatVecMaxSharedBytes));
 }
 
 cudaError_t PreloadMatMulKernels() {
-#define STATICLM_MATMUL_KERNELS(type) \
-  MatMulKernel<1, static_cast<int>(type)>, MatMulKernel<8, static_cast<int>(type)>
+  const cudaError_t allowed[] = {AllowMatVecShared<static_cast<int>(DType::kF32)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kF16)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kBF16)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ4_0)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ4_1)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ5_0)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ5_1)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ8_0)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ4_K)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ5_K)>(),
+                                 AllowMatVecShared<static_cast<int>(DType::kQ6_K)>(),
+                                 AllowMatVecShared<kAnyType>()};
+  for (cudaError_t e : allowed) {
+    if (e != cudaSuccess) return e;
+  }
+#define STATICLM_MATMUL_KERNELS(type)                                               \
+  MatMulKernel<1, static_cast<int>(type)>, MatMulKernel<8, static_cast<int>(type)>, \
+      MatVecKernel<static_cast<int>(type)>
   return PreloadAll(STATICLM_MATMUL_KERNELS(DType::kF32), STATICLM_MATMUL_KERNELS(DType::kF16),
                     STATICLM_MATMUL_KERNELS(DType::kBF16), STATICLM_MATMUL_KERNELS(DType::kQ4_0),
                     STATICLM_MATMUL_KERNELS(DType::kQ4_1), STATICLM_MATMUL_KERNELS(DType::kQ5_0),
