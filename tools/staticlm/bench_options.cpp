@@ -94,19 +94,15 @@ bool ParseValueFlag(const char* flag, const char* value, BenchOptions* o) {
 bool ParseBenchOptions(int argc, char** argv, int first, BenchOptions* o) {
   staticlm_limits_default(&o->limits);
   o->model = DefaultModelPath();
-  // bench's own switch, taken out before the shared loop (which knows only the run switches):
-  // --op-profile times every op of the decode steps (staticlm_limits.profile_ops).
-  std::vector<char*> args(argv, argv + argc);
-  for (size_t i = static_cast<size_t>(first); i < args.size();) {
-    if (std::strcmp(args[i], "--op-profile") == 0) {
-      o->limits.profile_ops = 1;
-      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
-    } else {
-      ++i;
-    }
-  }
+  // bench's own switch: --op-profile times every op of the decode steps
+  // (staticlm_limits.profile_ops).
+  auto own_switch = [o](const char* flag) {
+    if (std::strcmp(flag, "--op-profile") != 0) return false;
+    o->limits.profile_ops = 1;
+    return true;
+  };
   return ParseCommandFlags(
-      static_cast<int>(args.size()), args.data(), first, &o->limits,
+      argc, argv, first, &o->limits, own_switch,
       [o](const char* flag, const char* value) { return ParseValueFlag(flag, value, o); });
 }
 

@@ -39,15 +39,17 @@ FlagResult ParseLimitFlag(const char* flag, const char* value, staticlm_limits* 
 // --ctx, --chunk, --max-prompt-bytes. kBad after a one-line error; kNotMine for another flag.
 FlagResult ParseSizeFlag(const char* flag, const char* value, staticlm_limits* limits);
 
-// The argv loop of a command with flags of its own (bench, soak): argv[first..argc) through
-// ParseRunSwitch and ParseLimitFlag into `limits`, and every other flag with its value to
-// `own(flag, value)`, which returns false after printing one line for a flag it does not know.
-// False after one line for a stray argument or a flag without a value.
-template <typename Own>
-bool ParseCommandFlags(int argc, char** argv, int first, staticlm_limits* limits, Own&& own) {
+// The argv loop of a command with flags of its own (bench, soak, serve): argv[first..argc)
+// through ParseRunSwitch and ParseLimitFlag into `limits`; the command's own switches (flags
+// without a value) to `own_switch(flag)`, which returns whether the flag is one; and every other
+// flag with its value to `own(flag, value)`, which returns false after printing one line for a
+// flag it does not know. False after one line for a stray argument or a flag without a value.
+template <typename OwnSwitch, typename Own>
+bool ParseCommandFlags(int argc, char** argv, int first, staticlm_limits* limits,
+                       OwnSwitch&& own_switch, Own&& own) {
   for (int i = first; i < argc; ++i) {
     const char* flag = argv[i];
-    if (ParseRunSwitch(flag, limits)) continue;
+    if (ParseRunSwitch(flag, limits) || own_switch(flag)) continue;
     if (std::strncmp(flag, "-", 1) != 0) {
       std::fprintf(stderr, "staticlm: unexpected argument '%s' (see staticlm help)\n", flag);
       return false;
@@ -62,6 +64,13 @@ bool ParseCommandFlags(int argc, char** argv, int first, staticlm_limits* limits
     ++i;
   }
   return true;
+}
+
+// The same for a command without switches of its own.
+template <typename Own>
+bool ParseCommandFlags(int argc, char** argv, int first, staticlm_limits* limits, Own&& own) {
+  return ParseCommandFlags(
+      argc, argv, first, limits, [](const char*) { return false; }, own);
 }
 
 }  // namespace staticlm::cli
