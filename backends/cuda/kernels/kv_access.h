@@ -45,7 +45,13 @@ struct SequencedKv {
 
 STATICLM_HD inline float KvPlain(DType type, const uint8_t* base, int64_t index) {
   if (type == DType::kF16) {
+#if defined(__CUDA_ARCH__)
+    // One 16-bit load, not two byte loads: a cache tensor starts aligned (the plan's offsets),
+    // so element `index` is on a 2-byte boundary. Attention is bound by its loads.
+    return cpu::HalfToFloat(reinterpret_cast<const uint16_t*>(base)[index]);
+#else
     return cpu::HalfToFloat(static_cast<uint16_t>(base[index * 2] | (base[index * 2 + 1] << 8)));
+#endif
   }
   return reinterpret_cast<const float*>(base)[index];
 }

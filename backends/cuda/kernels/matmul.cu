@@ -38,6 +38,7 @@ struct MatMulArgs {
   float* normed;
   float eps;
   RowForm form;
+  int32_t rows_per_warp;  // MatVecKernel: rows each warp computes (1 or kWideRowsPerWarp)
 };
 
 // x as the products read it: as it is, or RMS-normalised (as ref::RmsNorm: x · inv_rms · w).
@@ -177,11 +178,20 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
 // per block, waits in shared memory too. The first chunk is loaded before the kernel waits for
 // the one before it (weights never change), so with programmatic launch the loads of a product's
 // weights overlap the previous kernel; each next chunk is loaded while the current one is
-// decoded.
+// decoded. A warp computes kRowsPerWarp consecutive rows (more than one for output heads, below),
+// loading every row's first chunk at once.
 constexpr int kChunkWords = 256;
 constexpr int kChunkBytes = 4 * kChunkWords;
 constexpr int kWordsPerLane = kChunkWords / 32;
 constexpr int32_t kMatVecMaxInputs = 16384;  // x in shared memory: 64 KiB
+// A product with this many rows or more (an output head: 49,152 for SmolLM2, 262,144 for
+// Gemma 3) gives each warp kWideRowsPerWarp rows, whose first chunks it loads at once: more
+// loads in flight per warp, and a quarter of the blocks, each staging x once. Measured on an H100
+// (bench/results/2026-11-26c-h100-cuda.md): Gemma 3's decode +5 %, SmolLM2's +1 %; 8 rows a warp
+// was no faster than 4 and takes 125 registers a thread. Narrower products keep a row per warp
+// (54 registers), so that their few hundred rows still spread over every SM.
+constexpr int32_t kWideProductRows = 16384;
+constexpr int kWideRowsPerWarp = 4;
 constexpr size_t kMatVecMaxSharedBytes =
     kWarpsPerBlock * kChunkBytes + kMatVecMaxInputs * sizeof(float);
 
@@ -270,39 +280,49 @@ __device__ void StageX(const MatMulArgs& a, float* xs) {
   __syncthreads();
 }
 
-template <int kType>
+template <int kType, int kRowsPerWarp>
 __global__ void MatVecKernel(MatMulArgs a, const StepValues* step) {
   extern __shared__ uint32_t shared[];  // kWarpsPerBlock stages of kChunkWords, then x
   const Weight& w = a.w[a.first_weight + blockIdx.z];
   const int warp = threadIdx.x / 32;
-  const int32_t o = blockIdx.x * kWarpsPerBlock + warp;
-  const bool live = o < w.n_out;
+  const int32_t first =
+      (blockIdx.x * kWarpsPerBlock + warp) * kRowsPerWarp;  // the warp's first row
+  // silu_mul products take a row per warp (EnqueueMatMul): up_words holds one row's chunk.
+  const bool silu_mul = kRowsPerWarp == 1 && a.silu_mul;
   const Chunking k = ChunkingOf(kType == kAnyType ? w.type : static_cast<DType>(kType));
-  uint32_t words[kWordsPerLane] = {}, up_words[kWordsPerLane] = {};
-  if (live) LoadChunk(w, o, 0, k, words);
-  if (live && a.silu_mul) {
-    LoadChunk(a.w[1], o, 0, ChunkingOf(kType == kAnyType ? a.w[1].type : static_cast<DType>(kType)),
-              up_words);
+  uint32_t words[kRowsPerWarp][kWordsPerLane] = {}, up_words[kWordsPerLane] = {};
+#pragma unroll
+  for (int j = 0; j < kRowsPerWarp; ++j) {
+    if (first + j < w.n_out) LoadChunk(w, first + j, 0, k, words[j]);
+  }
+  if (first < w.n_out && silu_mul) {
+    LoadChunk(a.w[1], first, 0,
+              ChunkingOf(kType == kAnyType ? a.w[1].type : static_cast<DType>(kType)), up_words);
   }
   StartAfterPreviousKernels();
   const bool writes_normed =
       a.normed != nullptr && blockIdx.x == 0 && blockIdx.z + a.first_weight == 0;
   if (StepRows(step, a.form) < 1) return;
   // A block of rows past this weight's (the fused weights' n_out differ) has nothing to do.
-  if (blockIdx.x * kWarpsPerBlock >= w.n_out && !writes_normed) return;
+  if (blockIdx.x * kWarpsPerBlock * kRowsPerWarp >= w.n_out && !writes_normed) return;
   float* xs = reinterpret_cast<float*>(shared + kWarpsPerBlock * kChunkWords);
   StageX(a, xs);
-  if (!live) return;
   uint32_t* stage = shared + warp * kChunkWords;
-  float y = DotRowStaged<kType>(w, o, words, stage, xs, a.n_in);
-  if (a.silu_mul) {
-    const float up = DotRowStaged<kType>(a.w[1], o, up_words, stage, xs, a.n_in);
-    if (threadIdx.x % 32 == 0) a.w[1].y[o] = up;
-    y = SiluMulValue(y, up);
+#pragma unroll
+  for (int j = 0; j < kRowsPerWarp; ++j) {
+    const int32_t o = first + j;
+    if (o >= w.n_out) break;
+    float y = DotRowStaged<kType>(w, o, words[j], stage, xs, a.n_in);
+    if (silu_mul) {
+      const float up = DotRowStaged<kType>(a.w[1], o, up_words, stage, xs, a.n_in);
+      if (threadIdx.x % 32 == 0) a.w[1].y[o] = up;
+      y = SiluMulValue(y, up);
+    }
+    if (threadIdx.x % 32 == 0) {
+      w.y[o] = y;
+      if (a.acc != nullptr) a.acc[o] += y;
+    }
   }
-  if (threadIdx.x % 32 != 0) return;
-  w.y[o] = y;
-  if (a.acc != nullptr) a.acc[o] += y;
 }
 
 // Whether MatVecKernel takes the op: one row, x fits its shared memory, and every weight row
@@ -324,7 +344,12 @@ cudaError_t LaunchMatMul(const MatMulArgs& a, unsigned columns, unsigned z, bool
   if (matvec) {
     const size_t shared =
         kWarpsPerBlock * kChunkBytes + sizeof(float) * static_cast<size_t>(a.n_in);
-    return Launch(pdl, MatVecKernel<kType>, dim3(columns, 1, z), threads, shared, stream, a, step);
+    const dim3 grid(columns, 1, z);
+    if (a.rows_per_warp == kWideRowsPerWarp) {
+      return Launch(pdl, MatVecKernel<kType, kWideRowsPerWarp>, grid, threads, shared, stream, a,
+                    step);
+    }
+    return Launch(pdl, MatVecKernel<kType, 1>, grid, threads, shared, stream, a, step);
   }
   if (a.form.max_rows == 1) {
     return Launch(pdl, MatMulKernel<1, kType>, dim3(columns, 1, z), threads, 0, stream, a, step);
@@ -384,10 +409,12 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
     a.eps = p.eps;
   }
   const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
-  const unsigned columns = Blocks(widest, kWarpsPerBlock);
   bool same_type = true;
   for (int i = 1; i < layout.n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
   const bool matvec = MatVecFits(a, layout.n_weights);
+  a.rows_per_warp = matvec && !p.silu_mul && widest >= kWideProductRows ? kWideRowsPerWarp : 1;
+  const int32_t rows_per_block = kWarpsPerBlock * a.rows_per_warp;
+  const unsigned columns = Blocks(widest, rows_per_block);
   const bool pdl = buffers.programmatic_launch;
   if (same_type || p.silu_mul) {
     return LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z,
@@ -397,7 +424,7 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
   cudaError_t e = cudaSuccess;
   for (int i = 0; i < layout.n_weights && e == cudaSuccess; ++i) {
     a.first_weight = i;
-    e = LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, kWarpsPerBlock), 1,
+    e = LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, rows_per_block), 1,
                       matvec, step, pdl, stream);
   }
   return e;
@@ -406,8 +433,13 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
 // MatVecKernel's shared memory may pass the 48 KiB a launch gets without asking.
 template <int kType>
 cudaError_t AllowMatVecShared() {
-  return cudaFuncSetAttribute(MatVecKernel<kType>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                              static_cast<int>(kMatVecMaxSharedBytes));
+  const int bytes = static_cast<int>(kMatVecMaxSharedBytes);
+  const auto attribute = cudaFuncAttributeMaxDynamicSharedMemorySize;
+  cudaError_t e = cudaFuncSetAttribute(MatVecKernel<kType, 1>, attribute, bytes);
+  if (e == cudaSuccess) {
+    e = cudaFuncSetAttribute(MatVecKernel<kType, kWideRowsPerWarp>, attribute, bytes);
+  }
+  return e;
 }
 
 cudaError_t PreloadMatMulKernels() {
@@ -428,7 +460,8 @@ cudaError_t PreloadMatMulKernels() {
   }
 #define STATICLM_MATMUL_KERNELS(type)                                               \
   MatMulKernel<1, static_cast<int>(type)>, MatMulKernel<8, static_cast<int>(type)>, \
-      MatVecKernel<static_cast<int>(type)>
+      MatVecKernel<static_cast<int>(type), 1>,                                      \
+      MatVecKernel<static_cast<int>(type), kWideRowsPerWarp>
   return PreloadAll(STATICLM_MATMUL_KERNELS(DType::kF32), STATICLM_MATMUL_KERNELS(DType::kF16),
                     STATICLM_MATMUL_KERNELS(DType::kBF16), STATICLM_MATMUL_KERNELS(DType::kQ4_0),
                     STATICLM_MATMUL_KERNELS(DType::kQ4_1), STATICLM_MATMUL_KERNELS(DType::kQ5_0),
