@@ -285,8 +285,7 @@ __global__ void MatVecKernel(MatMulArgs a, const StepValues* step) {
   extern __shared__ uint32_t shared[];  // kWarpsPerBlock stages of kChunkWords, then x
   const Weight& w = a.w[a.first_weight + blockIdx.z];
   const int warp = threadIdx.x / 32;
-  const int32_t first =
-      (blockIdx.x * kWarpsPerBlock + warp) * kRowsPerWarp;  // the warp's first row
+  const int32_t first = (blockIdx.x * kWarpsPerBlock + warp) * kRowsPerWarp;  // warp's 1st row
   // silu_mul products take a row per warp (EnqueueMatMul): up_words holds one row's chunk.
   const bool silu_mul = kRowsPerWarp == 1 && a.silu_mul;
   const Chunking k = ChunkingOf(kType == kAnyType ? w.type : static_cast<DType>(kType));
