@@ -1,5 +1,7 @@
 #include "runtime/tokenizer/chat_formats.h"
 
+#include <string>
+
 #include "runtime/tokenizer/chat_template_match.h"
 
 namespace staticlm {
@@ -188,10 +190,14 @@ ChatParams DefaultChatParams(const ChatFormat& format) {
 Status RecogniseChatTemplate(std::string_view jinja, const ChatFormat** format,
                              ChatParams* params) {
   *format = nullptr;
-  for (const ChatFormat& f : kFormats) {
-    if (f.match(jinja, params).ok()) {
-      *format = &f;
-      return Status::Ok();
+  // Every family reads the same canonical form: canonicalised once, not once per family.
+  std::string canonical;
+  if (!jinja.empty() && text::CanonicalizeJinja(jinja, &canonical).ok()) {
+    for (const ChatFormat& f : kFormats) {
+      if (f.match(canonical, params).ok()) {
+        *format = &f;
+        return Status::Ok();
+      }
     }
   }
   *params = ChatParams();

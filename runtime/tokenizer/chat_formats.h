@@ -94,9 +94,10 @@ struct ChatFormat {
   // general.architecture values whose instruct models use this format, ", "-separated: only to
   // name the format when a file has no template (SmolLM2 is "llama", which has no one format).
   const char* families;
-  // Recognises this family's Jinja templates and extracts their parameters; kUnsupported
-  // (with the reason) for any other template. Allocates.
-  Status (*match)(std::string_view jinja, ChatParams* params);
+  // Recognises the canonical form (text::CanonicalizeJinja) of this family's Jinja templates
+  // and extracts their parameters; kUnsupported (with the reason) for any other template.
+  // Allocates.
+  Status (*match)(std::string_view canonical, ChatParams* params);
 };
 
 // The row named `name`, or nullptr.

@@ -175,11 +175,8 @@ bool Consume(std::string_view* s, std::string_view prefix) {
 //   {% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}
 // and the same with the default-system block before the loop, conditioned on
 // messages[0]['role'] != 'system'; and Qwen2.5's template (MatchQwenChatMl).
-Status MatchChatMl(std::string_view jinja, ChatParams* params) {
+Status MatchChatMl(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   if (MatchQwenChatMl(canonical, params)) return Status::Ok();
   std::string_view s = canonical;
   std::string* text = &params->default_system;

@@ -97,11 +97,8 @@ bool ConsumeRaise(std::string_view* s) {
 
 }  // namespace
 
-Status MatchLlama3(std::string_view jinja, ChatParams* params) {
+Status MatchLlama3(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("Llama 3", "the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
   params->starts_with_bos = true;
   params->trims_content = true;
@@ -125,11 +122,8 @@ Status MatchLlama3(std::string_view jinja, ChatParams* params) {
   return Status::Ok();
 }
 
-Status MatchPhi3(std::string_view jinja, ChatParams* params) {
+Status MatchPhi3(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("Phi-3", "the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
   if (!Consume(&s, kPhiLoop) || !Consume(&s, kPhiSystemIf)) {
     return Unsupported("Phi-3", "no system test in a 'for message in messages' loop");
@@ -139,11 +133,8 @@ Status MatchPhi3(std::string_view jinja, ChatParams* params) {
   return Status::Ok();
 }
 
-Status MatchMistral(std::string_view jinja, ChatParams* params) {
+Status MatchMistral(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("Mistral", "the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
   params->starts_with_bos = Consume(&s, "{{bos_token}}");
   if (!Consume(&s, kPhiLoop)) {

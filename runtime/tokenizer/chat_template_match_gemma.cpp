@@ -123,11 +123,8 @@ constexpr std::string_view kTail =
 
 }  // namespace
 
-Status MatchGemma(std::string_view jinja, ChatParams* params) {
+Status MatchGemma(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
   params->starts_with_bos = Consume(&s, "{{bos_token}}");
   if (!ConsumeSystem(&s, &params->system_separator)) {

@@ -97,11 +97,8 @@ bool ConsumeMessage(std::string_view* s, std::string_view next) {
 
 }  // namespace
 
-Status MatchMistralNemo(std::string_view jinja, ChatParams* params) {
+Status MatchMistralNemo(std::string_view canonical, ChatParams* params) {
   *params = ChatParams();
-  if (jinja.empty()) return Unsupported("the template is empty");
-  std::string canonical;
-  STATICLM_RETURN_IF_ERROR(CanonicalizeJinja(jinja, &canonical));
   std::string_view s = canonical;
   if (!Consume(&s, kHead) || !ConsumeMessage(&s, kUserOpen)) {
     return Unsupported("no system message taken off and alternation check of loop_messages");
