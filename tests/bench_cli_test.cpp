@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -139,39 +138,11 @@ TEST(BenchCliTest, ReportsEveryKey) {
   EXPECT_EQ(ValueOf(json, "driver_heap_allocs_after_init").rfind("0,", 0), 0u) << json;  // CPU
 #endif
 
-  // An explicit --probe-mib measures that buffer only: no working-set probe.
-  EXPECT_EQ(NumberOf(json, "read_bandwidth_working_set_probe_bytes"), 0.0);
-  EXPECT_EQ(ValueOf(json, "read_bandwidth_working_set_bytes_per_s").rfind("null", 0), 0u);
-
   std::string svg = ReadFile(svg_path);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(Count(svg, "<polyline data-depth=\"0\""), 1u);
   EXPECT_EQ(Count(svg, "<polyline data-depth=\"16\""), 1u);
-}
-
-// The automatic probe streams a buffer several times the last-level cache (DRAM) and, beside
-// it, one the model file's size (what a decode step reads again and again), each with a bound.
-TEST(BenchCliTest, AutomaticProbeAlsoMeasuresAWorkingSetOfTheModelsSize) {
-  std::string json_path = TempPath("working_set.json");
-  std::remove(json_path.c_str());
-  Result r =
-      RunCli("bench " + kModel +
-             " --prompt-tokens 8 --gen-tokens 4 --depths 0 --reps 1 --ctx 64 --json " + json_path);
-  ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("read over the model file's size"), std::string::npos) << r.output;
-  std::string json = ReadFile(json_path);
-  std::ifstream model(STATICLM_DEFAULT_MODEL, std::ios::binary | std::ios::ate);
-  const double mib = 1 << 20;
-  const double model_mib = static_cast<double>(model.tellg()) / mib;
-  EXPECT_EQ(NumberOf(json, "read_bandwidth_working_set_probe_bytes") / mib, std::ceil(model_mib));
-  EXPECT_GT(NumberOf(json, "read_bandwidth_probe_bytes"),
-            NumberOf(json, "read_bandwidth_working_set_probe_bytes"));
-  const double bandwidth = NumberOf(json, "read_bandwidth_working_set_bytes_per_s");
-  const double bound = NumberOf(json, "working_set_bound_tokens_per_s");
-  EXPECT_GT(bandwidth, 0.0);
-  EXPECT_NEAR(bound, bandwidth / NumberOf(json, "bytes_read_per_decode_step_depth0"), bound * 1e-6);
-  EXPECT_GT(NumberOf(json, "decode_percent_of_working_set_bound"), 0.0);
 }
 
 TEST(BenchCliTest, PlotHasALinePerDepthAndRep) {

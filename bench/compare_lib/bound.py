@@ -13,9 +13,7 @@ either runtime's own cost model:
 
 Activations and the logits written are left out (well under 1 % here). The bandwidth is
 measured by staticlm's probe (platform/bandwidth_probe.h, through `staticlm bench`): T threads
-streaming a large buffer, best of 5 passes. Its working-set probe streams a buffer the model
-file's size instead; where the last-level cache holds the model, that is the bound (a 260 MiB
-L3 holds either model here), and the report gives both.
+streaming a large buffer, best of 5 passes.
 """
 
 # Layers per group of which the last one is global, per architecture with a sliding window.
@@ -80,22 +78,6 @@ def bound(info, bandwidth, depths):
     return out
 
 
-def _rows(by_depth, decode_medians):
-    """'depth D: M MB per token -> T tok/s (side P %, ...)' per depth."""
-    rows = []
-    for depth, entry in sorted(by_depth.items(), key=lambda kv: int(kv[0])):
-        medians = decode_medians.get(str(depth)) or {}
-        shares = ", ".join("%s %.0f %%" % (side, 100.0 * v / entry["tokens_per_s"])
-                           for side, v in medians.items() if v and entry["tokens_per_s"])
-        rows.append("depth %s: %.1f MB per token -> %.1f tok/s (%s)" % (
-            depth, entry["bytes_per_token"] / 1e6, entry["tokens_per_s"] or 0, shares or "–"))
-    return "; ".join(rows)
-
-
-def _gb_per_s(samples):
-    return " and ".join("%.1f" % (x / 1e9) for x in samples)
-
-
 def describe(part):
     """One paragraph for the report: the bound and each side's decode median as % of it."""
     b = part.get("bandwidth_bound")
@@ -106,17 +88,18 @@ def describe(part):
     head = ("the tied output head %s %s (%.0f MB)" % (
         " x ".join("{:,}".format(x) for x in info["embedding_shape"]), info["embedding_type"],
         info["embedding_bytes"] / 1e6) if info["tied_head"] else "the embedding row")
-    text = ("Bandwidth bound (decode tokens/s no runtime can exceed): bytes read per decoded "
+    rows = []
+    for depth, entry in sorted(b["by_depth"].items(), key=lambda kv: int(kv[0])):
+        medians = part["decode_medians"].get(str(depth)) or {}
+        shares = ", ".join("%s %.0f %%" % (side, 100.0 * v / entry["tokens_per_s"])
+                           for side, v in medians.items() if v and entry["tokens_per_s"])
+        rows.append("depth %s: %.1f MB per token -> %.1f tok/s (%s)" % (
+            depth, entry["bytes_per_token"] / 1e6, entry["tokens_per_s"] or 0, shares or "–"))
+    return ("Bandwidth bound (decode tokens/s no runtime can exceed): bytes read per decoded "
             "token from the file's tensors — %.1f MB of weights including %s — plus the f16 KV "
             "cache the step attends to, divided by the read bandwidth staticlm's probe measured "
             "(%d threads, best of the probes before and after the rounds: %s GB/s). %s. "
             "Percentages: each side's median decode as a share of the bound." % (
                 info["weights_bytes"] / 1e6, head, b["threads"],
-                _gb_per_s(b["bandwidth_samples"]), _rows(b["by_depth"], part["decode_medians"])))
-    if b.get("working_set_by_depth"):
-        text += (" Over a working set the model file's size (the probe streaming that buffer "
-                 "again and again, as decoding streams the weights; the bound where the "
-                 "last-level cache holds the model): %s GB/s. %s." % (
-                     _gb_per_s(b["working_set_bandwidth_samples"]),
-                     _rows(b["working_set_by_depth"], part["decode_medians"])))
-    return text
+                " and ".join("%.1f" % (x / 1e9) for x in b["bandwidth_samples"]),
+                "; ".join(rows)))

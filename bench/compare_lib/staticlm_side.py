@@ -81,8 +81,6 @@ class Staticlm:
             "peak_rss_bytes": report.get("peak_rss_bytes"),
             "heap_allocs_after_init": report.get("heap_allocs_after_init"),
             "read_bandwidth_bytes_per_s": report.get("read_bandwidth_bytes_per_s"),
-            "read_bandwidth_working_set_bytes_per_s":
-                report.get("read_bandwidth_working_set_bytes_per_s"),
             "bytes_read_per_decode_step": report.get("bytes_read_per_decode_step"),
             "noise_spread_before": ((report.get("noise") or {}).get("before") or {}).get("spread"),
             "noise_spread_after": ((report.get("noise") or {}).get("after") or {}).get("spread"),

@@ -81,15 +81,12 @@ def figures(raw_ours, raw_peer, llama_init_ms, cfg):
 
 
 def _probe_bandwidth(staticlm, log):
-    """One `staticlm bench` with its read-bandwidth probes -> (DRAM bytes/s, staticlm's
-    bytes/step, bytes/s over a working set the model file's size or None)."""
+    """One `staticlm bench` with its read-bandwidth probe -> (bytes/s, staticlm's bytes/step)."""
     sample = staticlm.bench(1, [0], 1, warmup=0, probe=True)
     bandwidth = sample["read_bandwidth_bytes_per_s"]
-    working_set = sample.get("read_bandwidth_working_set_bytes_per_s")
-    print("[compare] read bandwidth probe: %s GB/s; over the model's size: %s GB/s" % (
-        "%.1f" % (bandwidth / 1e9) if bandwidth else "?",
-        "%.1f" % (working_set / 1e9) if working_set else "-"), file=log, flush=True)
-    return bandwidth, sample["bytes_read_per_decode_step"], working_set
+    print("[compare] read bandwidth probe: %s GB/s" % (
+        "%.1f" % (bandwidth / 1e9) if bandwidth else "?"), file=log, flush=True)
+    return bandwidth, sample["bytes_read_per_decode_step"]
 
 
 def _bandwidth_bound(model, probes, figs, cfg):
@@ -100,8 +97,7 @@ def _bandwidth_bound(model, probes, figs, cfg):
             medians[f["key"][len("decode_depth_"):]] = {
                 side: (f[key] or {}).get("median")
                 for side, key in (("staticlm", "staticlm_summary"), ("llama.cpp", "peer_summary"))}
-    samples = [bw for bw, _, _ in probes if bw]
-    working_set = [ws for _, _, ws in probes if ws]
+    samples = [bw for bw, _ in probes if bw]
     try:
         info = bandwidth_bound.model_bytes(model)
     except (ImportError, KeyError, TypeError) as e:
@@ -110,16 +106,10 @@ def _bandwidth_bound(model, probes, figs, cfg):
     if not samples:
         return {"decode_medians": medians, "bandwidth_bound_skipped": "no bandwidth probe"}
     by_depth = bandwidth_bound.bound(info, max(samples), cfg["depths"])
-    ws_by_depth = bandwidth_bound.bound(info, max(working_set), cfg["depths"]) if working_set \
-        else {}
     return {"decode_medians": medians, "bandwidth_bound": {
         "model": info, "threads": cfg["threads"], "bandwidth_samples": samples,
         "bandwidth_bytes_per_s": max(samples),
         "by_depth": {str(d): v for d, v in by_depth.items()},
-        # The same probe over a buffer the model file's size (staticlm bench's working-set
-        # probe): the bound where the last-level cache holds the model between steps.
-        "working_set_bandwidth_samples": working_set,
-        "working_set_by_depth": {str(d): v for d, v in ws_by_depth.items()},
         # staticlm's own cost model of a step (weights as it stores them, KV, activations).
         "staticlm_bytes_read_per_decode_step": probes[0][1]}}
 

@@ -43,9 +43,9 @@ Summary LatencySummary(const BenchWorkload& w, const BenchResults& r, size_t onl
   return Summarize(ms.data(), ms.size());
 }
 
-double BoundTps(bool measured, const BandwidthProbeResult& probe, uint64_t bytes_per_step) {
-  if (!measured || bytes_per_step == 0) return kNaN;
-  return probe.bytes_per_s / static_cast<double>(bytes_per_step);
+double BoundTps(const BenchContextFacts& facts, uint64_t bytes_per_step) {
+  if (!facts.bandwidth_measured || bytes_per_step == 0) return kNaN;
+  return facts.bandwidth.bytes_per_s / static_cast<double>(bytes_per_step);
 }
 
 }  // namespace
@@ -68,12 +68,8 @@ BenchFigures ComputeBenchFigures(const BenchWorkload& w, const BenchResults& r,
   f.sync_ms_per_token_median = MedianOf(sync);
   f.latency_ms = LatencySummary(w, r, 0, true);
 
-  f.bound_tps_depth0 =
-      BoundTps(facts.bandwidth_measured, facts.bandwidth, facts.bytes_per_step_depth0);
-  f.working_set_bound_tps_depth0 =
-      BoundTps(facts.working_set_measured, facts.working_set, facts.bytes_per_step_depth0);
+  f.bound_tps_depth0 = BoundTps(facts, facts.bytes_per_step_depth0);
   f.percent_of_bound_depth0 = kNaN;
-  f.percent_of_working_set_bound_depth0 = kNaN;
   for (size_t d = 0; d < w.n_depths; ++d) {
     std::vector<double> tps;
     for (const RepFigures& rep : f.reps) tps.push_back(rep.decode_tps[d]);
@@ -84,13 +80,9 @@ BenchFigures ComputeBenchFigures(const BenchWorkload& w, const BenchResults& r,
     df.latency_ms = LatencySummary(w, r, d, false);
     df.bytes_per_step = facts.bytes_per_step[d];
     df.implied_bytes_per_s = static_cast<double>(df.bytes_per_step) * df.decode_tps_median;
-    df.bound_tps = BoundTps(facts.bandwidth_measured, facts.bandwidth, df.bytes_per_step);
+    df.bound_tps = BoundTps(facts, df.bytes_per_step);
     df.percent_of_bound = df.decode_tps_median / df.bound_tps * 100.0;
-    if (df.depth == 0) {
-      f.percent_of_bound_depth0 = df.percent_of_bound;
-      f.percent_of_working_set_bound_depth0 =
-          df.decode_tps_median / f.working_set_bound_tps_depth0 * 100.0;
-    }
+    if (df.depth == 0) f.percent_of_bound_depth0 = df.percent_of_bound;
     f.depths.push_back(df);
   }
   return f;

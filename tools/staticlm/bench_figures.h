@@ -21,11 +21,7 @@ struct BenchContextFacts {
   MachineInfo machine;
   NoiseProbe noise_before, noise_after;
   bool bandwidth_measured = false;
-  BandwidthProbeResult bandwidth;  // a buffer several times the last-level cache: DRAM
-  // The same probe over a buffer the model file's size, measured when that is smaller: the
-  // rate at which a step can read weights that stay in a large last-level cache between steps.
-  bool working_set_measured = false;
-  BandwidthProbeResult working_set;
+  BandwidthProbeResult bandwidth;
   double init_s = 0;
   uint64_t peak_rss_bytes = 0;
   uint64_t planned_bytes = 0;
@@ -64,9 +60,6 @@ struct BenchFigures {
   std::vector<RepFigures> reps;
   double bound_tps_depth0 = 0;         // read bandwidth / bytes per decode step at depth 0
   double percent_of_bound_depth0 = 0;  // NaN unless depth 0 was measured
-  // The same over the working-set probe; NaN without it.
-  double working_set_bound_tps_depth0 = 0;
-  double percent_of_working_set_bound_depth0 = 0;
 };
 
 // Allocates; call after the run phase.

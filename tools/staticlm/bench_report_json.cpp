@@ -29,22 +29,6 @@ void WriteSummary(JsonOut& j, const char* key, const Summary& s) {
   j.EndObject();
 }
 
-// One bandwidth probe's keys: its rate (null when not measured), buffer, bound and decode share.
-struct ProbeKeys {
-  const char* bytes_per_s;
-  const char* buffer_bytes;
-  const char* bound_tps;
-  const char* percent;
-};
-
-void WriteProbe(JsonOut& j, const ProbeKeys& keys, bool measured, const BandwidthProbeResult& probe,
-                double bound_tps, double percent) {
-  j.Number(keys.bytes_per_s, measured ? probe.bytes_per_s : NAN);
-  j.Unsigned(keys.buffer_bytes, measured ? probe.buffer_bytes : 0);
-  j.Number(keys.bound_tps, bound_tps);
-  j.Number(keys.percent, percent);
-}
-
 void WriteNoise(JsonOut& j, const char* key, const NoiseProbe& n) {
   j.BeginObject(key);
   j.Number("min_us", n.min_us);
@@ -198,17 +182,13 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
     j.Integer("heap_allocs_after_init", facts.heap_events);
     j.Integer("driver_heap_allocs_after_init", facts.driver_heap_events);
   }
+  j.Number("read_bandwidth_bytes_per_s",
+           facts.bandwidth_measured ? facts.bandwidth.bytes_per_s : NAN);
+  j.Unsigned("read_bandwidth_probe_bytes",
+             facts.bandwidth_measured ? facts.bandwidth.buffer_bytes : 0);
   j.Unsigned("bytes_read_per_decode_step_depth0", facts.bytes_per_step_depth0);
-  WriteProbe(j,
-             {"read_bandwidth_bytes_per_s", "read_bandwidth_probe_bytes",
-              "bandwidth_bound_tokens_per_s", "decode_percent_of_bound"},
-             facts.bandwidth_measured, facts.bandwidth, f.bound_tps_depth0,
-             f.percent_of_bound_depth0);
-  WriteProbe(j,
-             {"read_bandwidth_working_set_bytes_per_s", "read_bandwidth_working_set_probe_bytes",
-              "working_set_bound_tokens_per_s", "decode_percent_of_working_set_bound"},
-             facts.working_set_measured, facts.working_set, f.working_set_bound_tps_depth0,
-             f.percent_of_working_set_bound_depth0);
+  j.Number("bandwidth_bound_tokens_per_s", f.bound_tps_depth0);
+  j.Number("decode_percent_of_bound", f.percent_of_bound_depth0);
   j.BeginObject("noise");
   j.Integer("samples", kNoiseSamples);
   WriteNoise(j, "before", facts.noise_before);

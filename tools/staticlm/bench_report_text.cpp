@@ -110,17 +110,6 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
       std::fprintf(out, ", decode at %.1f%% of it", f.percent_of_bound_depth0);
     }
     std::fputc('\n', out);
-    if (facts.working_set_measured) {
-      std::fprintf(out,
-                   "            %.2f GB/s read over the model file's size (%.0f MiB); bound %.1f "
-                   "tok/s",
-                   facts.working_set.bytes_per_s / 1e9, facts.working_set.buffer_bytes / kMiB,
-                   f.working_set_bound_tps_depth0);
-      if (std::isfinite(f.percent_of_working_set_bound_depth0)) {
-        std::fprintf(out, ", decode at %.1f%% of it", f.percent_of_working_set_bound_depth0);
-      }
-      std::fputc('\n', out);
-    }
   } else {
     std::fprintf(out, "bandwidth   not measured (--probe-mib 0)\n");
   }

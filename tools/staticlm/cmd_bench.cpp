@@ -9,8 +9,6 @@
 #include <memory>
 #include <vector>
 
-#include <sys/stat.h>
-
 #include "platform/alloc_counter.h"
 #include "platform/bandwidth_probe.h"
 #include "platform/clock.h"
@@ -27,8 +25,7 @@
 namespace staticlm::cli {
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kMinProbeBytes = 256 * kMiB;
+constexpr uint64_t kMinProbeBytes = uint64_t{256} << 20;
 
 // The model's trained context, read from staticlm_describe_model's "architecture:" line so the
 // default
@@ -82,20 +79,6 @@ bool ProbeBandwidth(const BenchOptions& o, BenchContextFacts* facts) {
     return false;
   }
   facts->bandwidth_measured = true;
-  // A decode step reads the weights again and again; where the last-level cache holds them
-  // (a 260 MiB L3 holds either model), DRAM's rate is no bound. The working-set probe streams
-  // a buffer the size of the model file, as decoding does, and is reported beside.
-  struct stat file;
-  if (o.probe_mib > 0 || stat(o.model, &file) != 0) return true;
-  const uint64_t model_bytes = (static_cast<uint64_t>(file.st_size) + kMiB - 1) / kMiB * kMiB;
-  if (model_bytes == 0 || model_bytes >= probe.buffer_bytes) return true;
-  probe.buffer_bytes = model_bytes;
-  s = MeasureReadBandwidthInChild(probe, &facts->working_set);
-  if (!s.ok()) {
-    std::fprintf(stderr, "staticlm: %s\n", s.message());
-    return false;
-  }
-  facts->working_set_measured = true;
   return true;
 }
 
