@@ -64,4 +64,10 @@ uint64_t CurrentRssBytes() {
   return FieldBytes("VmRSS");
 }
 
+uint64_t NonFileRssBytes() {
+  // Two reads of the file: the fields may move between them by a few pages, which is well
+  // below what this measure is for.
+  return FieldBytes("RssAnon") + FieldBytes("RssShmem");
+}
+
 }  // namespace staticlm

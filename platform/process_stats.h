@@ -16,4 +16,10 @@ uint64_t PeakRssBytes();
 // The process's current resident set size (VmRSS), in bytes.
 uint64_t CurrentRssBytes();
 
+// The part of the current resident set that no file backs (RssAnon + RssShmem), in bytes: the
+// heap, anonymous mappings and shared memory such as a memfd. Unlike VmRSS it does not move
+// when the kernel drops or brings back pages of a mapped model file, so it measures what a
+// piece of code allocated, not which file pages happen to be resident.
+uint64_t NonFileRssBytes();
+
 }  // namespace staticlm
