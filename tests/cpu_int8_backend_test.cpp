@@ -3,10 +3,10 @@
 // ref::MatMulIntRange) bit for bit, with the SIMD kernels and with the reference kernels; the
 // fused forms (RMSNorm + gate/up + SiLU, Q/K/V, residual accumulation) stay within the
 // quantization error of the f32-activation run and differ from it (so the integer path was
-// used; int8 SIMD products with Q8_0 or Q5_0 weights read the packed copy); a fused product with a
-// weight the integer path cannot take (F16) keeps f32 activations bit for bit, as does a Q6_K
-// product with int16 activations (its int32 bound, matmul_int8.h); a width other than 0, 8 or 16
-// fails Prepare.
+// used; int8 SIMD products with weights of a packed type read the packed copy); a fused product
+// with a weight the integer path cannot take (F16) keeps f32 activations bit for bit, as does a
+// Q6_K product with int16 activations (its int32 bound, matmul_int8.h); a width other than 0, 8 or
+// 16 fails Prepare.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -84,7 +84,7 @@ void CheckPlainProduct(int bits) {
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       const std::string named = "int" + std::to_string(bits) + " activations";
       EXPECT_NE(description.find(named), std::string::npos) << description;
-      // int8 SIMD products stream Q8_0, Q5_0, Q6_K and Q4_K weights from a packed copy
+      // int8 SIMD products stream Q8_0, Q5_0, Q4_1, Q6_K and Q4_K weights from a packed copy
       // (packed_weights.h).
       const bool packed = bits == 8 && !reference && PackedSupportsType(type);
       EXPECT_EQ(description.find("1 matrices packed") != std::string::npos, packed) << description;

@@ -1,5 +1,5 @@
-// Packed Q8_0, Q5_0, Q6_K and Q4_K weights (backends/cpu/packed_weights.h) and the integer kernels
-// that stream them:
+// Packed Q8_0, Q5_0, Q4_1, Q6_K and Q4_K weights (backends/cpu/packed_weights.h) and the integer
+// kernels that stream them:
 //  - the packed layout holds every scale and value of the file layout where the header says
 //    (checked value by value against the file, padding group included);
 //  - each SIMD implementation this CPU runs gives, from the packed copy, the same bits as the
@@ -24,10 +24,11 @@ namespace {
 const int64_t kOutputs[] = {1, 5, 15, 16, 17, 33, 70, 130};
 const int64_t kInputs[] = {32, 96, 640, 768, 1536};
 
-const DType kTypes[] = {DType::kQ8_0, DType::kQ5_0, DType::kQ6_K, DType::kQ4_K};
+const DType kTypes[] = {DType::kQ8_0, DType::kQ5_0, DType::kQ4_1, DType::kQ6_K, DType::kQ4_K};
 
 size_t FileBlock(DType type) {
   if (type == DType::kQ4_K) return 144;
+  if (type == DType::kQ4_1) return 20;
   return type == DType::kQ6_K ? 210 : type == DType::kQ8_0 ? 34 : 22;
 }
 
@@ -47,7 +48,7 @@ std::vector<uint8_t> RandomBlocks(DType type, int64_t n_out, int64_t n_in, uint3
   for (size_t b = 0; b < w.size() / block; ++b) {
     const uint16_t d = FloatToHalf(scale(rng)), dmin = FloatToHalf(scale(rng));
     std::memcpy(&w[b * block + (type == DType::kQ6_K ? 208 : 0)], &d, 2);
-    if (type == DType::kQ4_K) std::memcpy(&w[b * block + 2], &dmin, 2);
+    if (type == DType::kQ4_K || type == DType::kQ4_1) std::memcpy(&w[b * block + 2], &dmin, 2);
   }
   return w;
 }
@@ -231,6 +232,33 @@ TEST(PackedLayoutTest, EveryQ4KScaleAndValueIsWhereTheHeaderSays) {
   EXPECT_EQ(PackedBytes(DType::kQ4_K, 16, 640), 0u);  // rows must be whole super-blocks
 }
 
+TEST(PackedLayoutTest, EveryQ4_1ScaleAndValueIsWhereTheHeaderSays) {
+  const int64_t n_out = 37, n_in = 96, blocks = n_in / 32;
+  const std::vector<uint8_t> w = RandomBlocks(DType::kQ4_1, n_out, n_in, 10);
+  std::vector<uint8_t> packed(PackedBytes(DType::kQ4_1, n_out, n_in));
+  ASSERT_EQ(packed.size(), 3u * blocks * 320);  // 37 rows: 3 groups, the last padded
+  PackX16(DType::kQ4_1, w.data(), n_out, n_in, packed.data());
+  for (int64_t g = 0; g < 3; ++g) {
+    const uint8_t* group = packed.data() + g * blocks * 320;
+    for (int64_t c = 0; c < 16; ++c) {
+      const int64_t row = std::min<int64_t>(g * 16 + c, n_out - 1);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* src = w.data() + (row * blocks + b) * 20;
+        EXPECT_EQ(0, std::memcmp(group + 64 * b + 2 * c, src, 2)) << g << " " << b << " " << c;
+        EXPECT_EQ(0, std::memcmp(group + 64 * b + 32 + 2 * c, src + 2, 2)) << g << " " << b;
+        for (int e = 0; e < 32; ++e) {
+          const uint8_t byte = group[64 * blocks + 256 * b + 64 * (e / 8) + 4 * c + e % 4];
+          const int packed_value = (e % 8) < 4 ? byte & 0x0f : byte >> 4;
+          const int file_value = e < 16 ? src[4 + e] & 0x0f : src[4 + e - 16] >> 4;
+          ASSERT_EQ(packed_value, file_value)
+              << "group " << g << " block " << b << " row " << c << " value " << e;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(PackedBytes(DType::kQ4_1, 16, 48), 0u);  // rows must be whole blocks
+}
+
 TEST(PackedMatMulTest, BitsEqualTheReferenceFromTheFileLayout) {
   const std::vector<IntKernels> kernels = PackedKernels();
   if (kernels.empty()) GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2 or VNNI)";
@@ -266,8 +294,8 @@ TEST(PackedMatMulTest, RangesWriteExactlyTheirColumns) {
   const std::vector<IntKernels> kernels = PackedKernels();
   if (kernels.empty()) GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2 or VNNI)";
   const int64_t n_out = 70, rows = 3;
-  for (DType type : {DType::kQ5_0, DType::kQ6_K, DType::kQ4_K}) {
-    const int64_t n_in = type == DType::kQ5_0 ? 640 : 768;
+  for (DType type : {DType::kQ5_0, DType::kQ4_1, DType::kQ6_K, DType::kQ4_K}) {
+    const int64_t n_in = type == DType::kQ5_0 || type == DType::kQ4_1 ? 640 : 768;
     const std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 3);
     std::vector<uint8_t> packed(PackedBytes(type, n_out, n_in));
     PackX16(type, w.data(), n_out, n_in, packed.data());

@@ -196,9 +196,9 @@ void AttentionTask(void* user, int task) {
        j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + j.heads_per_task);
 }
 
-// Calls f(tensor index) for each weight of `plan` that a packed product would read: the Q8_0
-// and Q5_0 weights of products whose activations are quantized (every weight of the op has an
-// integer kernel for `bits`-bit activations, as RunMatMul decides).
+// Calls f(tensor index) for each weight of `plan` that a packed product would read: the weights
+// of a packed type (PackedSupportsType) of products whose activations are quantized (every weight
+// of the op has an integer kernel for `bits`-bit activations, as RunMatMul decides).
 template <class F>
 void ForEachPackableWeight(const Plan& plan, int bits, F f) {
   for (const Op& op : plan.ops) {
@@ -210,6 +210,30 @@ void ForEachPackableWeight(const Plan& plan, int bits, F f) {
     }
     for (int i = 0; integer && i < layout.n_weights; ++i) {
       if (PackedSupportsType(plan.tensors[op.inputs[1 + i]].dtype)) f(op.inputs[1 + i]);
+    }
+  }
+}
+
+// Calls f(tensor index) for each weight an op of `plan` reads other than through a packed
+// product (ForEachPackableWeight's complement among the weights: an embedding's rows, a norm's
+// weight, a product with f32 activations or of a type without a packed layout).
+template <class F>
+void ForEachWeightReadUnpacked(const Plan& plan, int bits, F f) {
+  for (const Op& op : plan.ops) {
+    bool integer = op.kind == OpKind::kMatMul;
+    int n_weights = 0;
+    if (integer) {
+      n_weights = GetMatMulLayout(op.params).n_weights;
+      for (int i = 0; i < n_weights; ++i) {
+        integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype, bits);
+      }
+    }
+    for (int k = 0; k < op.n_inputs; ++k) {
+      const uint32_t t = op.inputs[k];
+      if (plan.tensors[t].buffer != BufferId::kWeights) continue;
+      const bool packed =
+          integer && k >= 1 && k <= n_weights && PackedSupportsType(plan.tensors[t].dtype);
+      if (!packed) f(t);
     }
   }
 }
@@ -354,15 +378,23 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   return Status::Ok();
 }
 
-// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0, Q6_K and Q4_K weights the
-// products read, packed once into the layout those kernels stream (packed_weights.h).
+// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q5_0, Q4_1, Q6_K and Q4_K weights the
+// products read, packed once into the layout those kernels stream (packed_weights.h). The file's
+// copy of a matrix nothing else reads (not a tied embedding) is paged out once packed.
 Status CpuBackend::PreparePackedWeights() {
   std::vector<PackedWeights::Matrix> matrices;
   if (int_kernels_.packed_matmul != nullptr) {
+    std::vector<const uint8_t*> read_unpacked;  // their file copy stays resident
+    for (const BoundPlan& b : plans_) {
+      ForEachWeightReadUnpacked(*b.plan, int_kernels_.bits,
+                                [&](uint32_t t) { read_unpacked.push_back(b.addresses[t]); });
+    }
     for (const BoundPlan& b : plans_) {
       ForEachPackableWeight(*b.plan, int_kernels_.bits, [&](uint32_t t) {
         const TensorRegion& w = b.plan->tensors[t];
-        matrices.push_back({b.addresses[t], w.dtype, w.shape[0], w.shape[1]});
+        const bool alone = std::find(read_unpacked.begin(), read_unpacked.end(), b.addresses[t]) ==
+                           read_unpacked.end();
+        matrices.push_back({b.addresses[t], w.dtype, w.shape[0], w.shape[1], alone});
       });
     }
   }

@@ -5,12 +5,14 @@
 
 #include "backends/cpu/dequantize_k.h"
 #include "backends/cpu/kquant_scales.h"
+#include "platform/page_out.h"
 
 namespace staticlm::cpu {
 namespace {
 
 constexpr size_t kQ8_0FileBlock = 34;   // f16 d, 32 int8 quants
 constexpr size_t kQ5_0FileBlock = 22;   // f16 d, 32-bit qh, 16 bytes of nibbles
+constexpr size_t kQ4_1FileBlock = 20;   // f16 d, f16 m, 16 bytes of nibbles
 constexpr size_t kQ6_KFileBlock = 210;  // ql[128], qh[64], int8 scales[16], f16 d (256 values)
 constexpr size_t kQ4_KFileBlock = 144;  // f16 d, dmin, 12 bytes of 6-bit scales, 128 of nibbles
 constexpr size_t kAlignment = 64;
@@ -40,6 +42,15 @@ void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* ni
   int low[32];  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
   for (int e = 0; e < 32; ++e) low[e] = e < 16 ? src[6 + e] & 0x0f : src[6 + e - 16] >> 4;
   PackNibbles(low, c, nibbles);
+}
+
+// Row c's block of Q4_1 (`src`): d and m into the block's scales, the nibbles rearranged.
+void PackQ4_1Block(const uint8_t* src, int64_t c, uint8_t* scales, uint8_t* nibbles) {
+  std::memcpy(scales + 2 * c, src, 2);
+  std::memcpy(scales + 32 + 2 * c, src + 2, 2);
+  int u[32];  // value e (file: value e < 16 low, e + 16 high)
+  for (int e = 0; e < 32; ++e) u[e] = e < 16 ? src[4 + e] & 0x0f : src[4 + e - 16] >> 4;
+  PackNibbles(u, c, nibbles);
 }
 
 // Row c's super-block `src` of Q6_K into group `group` (of `blocks` blocks) at super-block sb.
@@ -117,9 +128,27 @@ void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t*
     }
     return;
   }
-  const size_t file_block = type == DType::kQ8_0 ? kQ8_0FileBlock : kQ5_0FileBlock;
+  const size_t file_block = type == DType::kQ8_0   ? kQ8_0FileBlock
+                            : type == DType::kQ4_1 ? kQ4_1FileBlock
+                                                   : kQ5_0FileBlock;
   const size_t row_bytes = static_cast<size_t>(blocks) * file_block;
   const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
+  if (type == DType::kQ4_1) {
+    for (int64_t g = 0; g < Groups(n_out); ++g) {
+      uint8_t* group = out + static_cast<size_t>(g) * group_bytes;
+      uint8_t* nibbles = group + static_cast<size_t>(blocks) * kPackedQ4_1Scales;
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t c = 0; c < kPackedColumns; ++c) {
+          const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
+          PackQ4_1Block(
+              w + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * file_block, c,
+              group + static_cast<size_t>(b) * kPackedQ4_1Scales,
+              nibbles + static_cast<size_t>(b) * 256);
+        }
+      }
+    }
+    return;
+  }
   for (int64_t g = 0; g < Groups(n_out); ++g) {
     uint8_t* group = out + static_cast<size_t>(g) * group_bytes;
     uint8_t* after_scales = group + static_cast<size_t>(blocks) * kPackedScales;
@@ -149,9 +178,13 @@ Status PackedWeights::Build(const std::vector<Matrix>& matrices) {
   std::vector<Matrix> unique;
   for (const Matrix& m : matrices) {
     if (PackedBytes(m.type, m.n_out, m.n_in) == 0) continue;
-    const bool seen = std::any_of(unique.begin(), unique.end(),
-                                  [&](const Matrix& u) { return u.file == m.file; });
-    if (!seen) unique.push_back(m);
+    auto seen = std::find_if(unique.begin(), unique.end(),
+                             [&](const Matrix& u) { return u.file == m.file; });
+    if (seen == unique.end()) {
+      unique.push_back(m);
+    } else {
+      seen->page_out_file = seen->page_out_file && m.page_out_file;
+    }
   }
   bytes_ = 0;
   for (const Matrix& m : unique) {
@@ -164,6 +197,9 @@ Status PackedWeights::Build(const std::vector<Matrix>& matrices) {
   uint8_t* next = storage_.get();
   for (const Matrix& m : unique) {
     PackX16(m.type, m.file, m.n_out, m.n_in, next);
+    if (m.page_out_file) {  // at once, so that the peak holds one matrix twice, not all
+      PageOut(m.file, DTypeBytes(m.type, static_cast<uint64_t>(m.n_out * m.n_in)));
+    }
     entries_.push_back({m.file, next});
     next += (PackedBytes(m.type, m.n_out, m.n_in) + kAlignment - 1) / kAlignment * kAlignment;
   }

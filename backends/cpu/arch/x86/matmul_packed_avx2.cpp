@@ -1,10 +1,10 @@
-// AVX2 products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the packed x16
+// AVX2 products of int8 activations with Q8_0, Q5_0, Q4_1, Q6_K or Q4_K weights in the packed x16
 // layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
 // values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at most
 // 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at most
-// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_K as its nibbles; vpmaddwd by
-// ones then widens each row's four products into its own int32 lane. The arithmetic per block is
-// matmul_int8.h's, bit for bit.
+// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_1 and Q4_K as their nibbles;
+// vpmaddwd by ones then widens each row's four products into its own int32 lane. The arithmetic per
+// block is matmul_int8.h's, bit for bit.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
 #include "backends/cpu/packed_weights.h"
@@ -176,6 +176,27 @@ struct Q4_KSteps {
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
 
+// Q4_1 as in the VNNI file: dw = d and m = the f16 m of block b, rows 8h … 8h + 7 in half h;
+// step s is the nibbles of Nibbles (u = wq).
+struct Q4_1Steps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_1Block;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_AVX2 Q4_1Steps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + static_cast<size_t>(blocks) * kPackedQ4_1Scales +
+                256 * static_cast<size_t>(b)) {}
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedQ4_1Scales;
+    LoadScales(scales, dw);
+    LoadScales(scales + 32, m);
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const { return Nibbles(nibbles, s, h); }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
 template <class B, int R>
 STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                                         const QuantizedActivations& x, int64_t r0, float* y,
@@ -256,6 +277,7 @@ struct Avx2Packed {
   using Q5_0 = Q5_0Steps;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
+  using Q4_1 = Q4_1Steps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

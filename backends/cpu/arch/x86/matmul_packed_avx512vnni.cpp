@@ -1,4 +1,4 @@
-// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0, Q6_K or Q4_K weights in the x16
+// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0, Q4_1, Q6_K or Q4_K weights in the x16
 // packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16
 // output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
 // broadcast adds them into each row's own lane: no gathers, no cross-lane reduction, and the
@@ -154,6 +154,26 @@ struct Q4_KSteps {
   STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
 };
 
+// Q4_1: dw = d and m = the f16 m of block b (64 bytes of scales per block at the group's start);
+// step s is the nibbles of Nibbles (u = wq).
+struct Q4_1Steps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ4_1Block;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  STATICLM_VNNI Q4_1Steps(const uint8_t* group, int64_t blocks, int64_t b)
+      : nibbles(group + static_cast<size_t>(blocks) * kPackedQ4_1Scales +
+                256 * static_cast<size_t>(b)) {}
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedQ4_1Scales;
+    *dw = LoadScales(scales);
+    *m = LoadScales(scales + 32);
+  }
+  STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
+};
+
 // Rows [r0, r0 + R) × one group of 16 output columns at `group`; y points at (r0, column 0);
 // only the first `count` columns are stored.
 template <class B, int R>
@@ -229,6 +249,7 @@ struct VnniPacked {
   using Q5_0 = Q5_0Steps;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
+  using Q4_1 = Q4_1Steps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
