@@ -12,7 +12,8 @@
 //
 //   matmul_int8_bench [--reps 9] [--threads 1|2] [--pool-mib 256] [--rows-prefill 64]
 //                     [--isa avx512|avx2]   (avx512: f32 AVX-512 vs VNNI; avx2: both AVX2)
-//                     [--shapes smollm2|gemma3] [--match TEXT]  (only shapes whose name has TEXT)
+//                     [--shapes smollm2|gemma3|legacy] [--match TEXT]  (only shapes whose name
+//                     has TEXT; legacy: SmolLM2's ffn_gate shape in Q4_0, Q4_1, Q5_0 and Q5_1)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +60,14 @@ const Shape kGemmaShapes[] = {
     {"output 262144x640 Q8_0", DType::kQ8_0, 262144, 640},
 };
 
+// The four legacy 4- and 5-bit types at one shape (SmolLM2's ffn_gate/up), each packed too.
+const Shape kLegacyShapes[] = {
+    {"ffn_gate/up 1536x576 Q4_0", DType::kQ4_0, 1536, 576},
+    {"ffn_gate/up 1536x576 Q4_1", DType::kQ4_1, 1536, 576},
+    {"ffn_gate/up 1536x576 Q5_0", DType::kQ5_0, 1536, 576},
+    {"ffn_gate/up 1536x576 Q5_1", DType::kQ5_1, 1536, 576},
+};
+
 std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
@@ -69,7 +78,9 @@ std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
     uint8_t* block = &w[b * info.block_bytes];
     uint16_t d = FloatToHalf(0.003f + 0.001f * dist(rng)), m = FloatToHalf(-0.05f);
     std::memcpy(block + (type == DType::kQ6_K ? 208 : 0), &d, 2);  // Q6_K's d ends its block
-    if (type == DType::kQ4_1 || type == DType::kQ4_K) std::memcpy(block + 2, &m, 2);
+    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K) {
+      std::memcpy(block + 2, &m, 2);
+    }
   }
   return w;
 }
@@ -206,7 +217,8 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
 int main(int argc, char** argv) {
   using namespace staticlm::cpu;
   int reps = 9, threads = 1;
-  bool avx2 = false, gemma = false;
+  bool avx2 = false;
+  std::string shape_set = "smollm2";
   std::string match;
   int64_t prefill_rows = 64;
   size_t pool_mib = 256;
@@ -223,7 +235,7 @@ int main(int argc, char** argv) {
     else if (flag == "--isa")
       avx2 = std::string(argv[i + 1]) == "avx2";
     else if (flag == "--shapes")
-      gemma = std::string(argv[i + 1]) == "gemma3";
+      shape_set = argv[i + 1];
     else if (flag == "--match")
       match = argv[i + 1];
     else {
@@ -247,7 +259,14 @@ int main(int argc, char** argv) {
       "faster\n",
       MatMulIsaName(f32_isa), kernels.int8.name, threads, reps);
   std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
-  if (gemma) shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
+  if (shape_set == "gemma3") {
+    shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
+  } else if (shape_set == "legacy") {
+    shapes.assign(std::begin(kLegacyShapes), std::end(kLegacyShapes));
+  } else if (shape_set != "smollm2") {
+    std::fprintf(stderr, "matmul_int8_bench: --shapes takes smollm2, gemma3 or legacy\n");
+    return 2;
+  }
   std::erase_if(
       shapes, [&](const Shape& s) { return std::string(s.name).find(match) == std::string::npos; });
   for (const Shape& shape : shapes) Measure(shape, 1, reps, threads, pool_mib << 20, kernels);

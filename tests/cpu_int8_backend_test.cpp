@@ -84,8 +84,8 @@ void CheckPlainProduct(int bits) {
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       const std::string named = "int" + std::to_string(bits) + " activations";
       EXPECT_NE(description.find(named), std::string::npos) << description;
-      // int8 SIMD products stream Q8_0, Q5_0, Q4_1, Q6_K and Q4_K weights from a packed copy
-      // (packed_weights.h).
+      // int8 SIMD products stream Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K weights from a packed
+      // copy (packed_weights.h).
       const bool packed = bits == 8 && !reference && PackedSupportsType(type);
       EXPECT_EQ(description.find("1 matrices packed") != std::string::npos, packed) << description;
       std::vector<float> got = vktest::Values(h, r, y, rows);

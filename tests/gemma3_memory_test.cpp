@@ -63,11 +63,11 @@ TEST(Gemma3MemoryTest, ContextWithinTheWindowKeepsEveryLayerWhole) {
 
 }  // namespace
 
-// With int8 activations the CPU backend packs the Q8_0, Q5_0, Q4_1, Q6_K and Q4_K matrices its
-// products read (backends/cpu/packed_weights.h); the report counts that copy in total_bytes. The
-// file's sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0 81 tensors
-// 43,591,680, Q6_K 9 tensors 9,676,800, Q4_K 27 tensors 13,271,040; every matrix has a multiple
-// of 16 rows and 64 bytes, so a packed copy is the file's size, Q4_K's 296 / 288 of it
+// With int8 activations the CPU backend packs the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K
+// matrices its products read (backends/cpu/packed_weights.h); the report counts that copy in
+// total_bytes. The file's sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0
+// 81 tensors 43,591,680, Q6_K 9 tensors 9,676,800, Q4_K 27 tensors 13,271,040; every matrix has a
+// multiple of 16 rows and 64 bytes, so a packed copy is the file's size, Q4_K's 296 / 288 of it
 // (13,639,680). The tied head alone (262,144 × 640 Q8_0) is 178,257,920.
 TEST(Gemma3MemoryTest, PackedWeightsWithInt8ActivationsAreCounted) {
   if (!HaveModel()) GTEST_SKIP() << kModel << " is absent (scripts/fetch-model gemma3-270m)";

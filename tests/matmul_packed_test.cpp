@@ -1,5 +1,5 @@
-// Packed Q8_0, Q5_0, Q4_1, Q6_K and Q4_K weights (backends/cpu/packed_weights.h) and the integer
-// kernels that stream them:
+// Packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K weights (backends/cpu/packed_weights.h) and
+// the integer kernels that stream them:
 //  - the packed layout holds every scale and value of the file layout where the header says
 //    (checked value by value against the file, padding group included);
 //  - each SIMD implementation this CPU runs gives, from the packed copy, the same bits as the
@@ -24,12 +24,30 @@ namespace {
 const int64_t kOutputs[] = {1, 5, 15, 16, 17, 33, 70, 130};
 const int64_t kInputs[] = {32, 96, 640, 768, 1536};
 
-const DType kTypes[] = {DType::kQ8_0, DType::kQ5_0, DType::kQ4_1, DType::kQ6_K, DType::kQ4_K};
+const DType kTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
+                        DType::kQ5_1, DType::kQ6_K, DType::kQ4_K};
 
 size_t FileBlock(DType type) {
-  if (type == DType::kQ4_K) return 144;
-  if (type == DType::kQ4_1) return 20;
-  return type == DType::kQ6_K ? 210 : type == DType::kQ8_0 ? 34 : 22;
+  switch (type) {
+    case DType::kQ4_K:
+      return 144;
+    case DType::kQ6_K:
+      return 210;
+    case DType::kQ8_0:
+      return 34;
+    case DType::kQ4_0:
+      return 18;
+    case DType::kQ4_1:
+      return 20;
+    case DType::kQ5_0:
+      return 22;
+    default:
+      return 24;  // Q5_1
+  }
+}
+
+bool HasMin(DType type) {
+  return type == DType::kQ4_K || type == DType::kQ4_1 || type == DType::kQ5_1;
 }
 
 // Values per file block: a K-quant super-block holds 256.
@@ -48,7 +66,7 @@ std::vector<uint8_t> RandomBlocks(DType type, int64_t n_out, int64_t n_in, uint3
   for (size_t b = 0; b < w.size() / block; ++b) {
     const uint16_t d = FloatToHalf(scale(rng)), dmin = FloatToHalf(scale(rng));
     std::memcpy(&w[b * block + (type == DType::kQ6_K ? 208 : 0)], &d, 2);
-    if (type == DType::kQ4_K || type == DType::kQ4_1) std::memcpy(&w[b * block + 2], &dmin, 2);
+    if (HasMin(type)) std::memcpy(&w[b * block + 2], &dmin, 2);
   }
   return w;
 }
@@ -232,31 +250,49 @@ TEST(PackedLayoutTest, EveryQ4KScaleAndValueIsWhereTheHeaderSays) {
   EXPECT_EQ(PackedBytes(DType::kQ4_K, 16, 640), 0u);  // rows must be whole super-blocks
 }
 
-TEST(PackedLayoutTest, EveryQ4_1ScaleAndValueIsWhereTheHeaderSays) {
+// Q4_0, Q4_1, Q5_0, Q5_1 from the file: d [, m] [, qh], 16 bytes of nibbles.
+TEST(PackedLayoutTest, EveryLegacyScaleAndValueIsWhereTheHeaderSays) {
   const int64_t n_out = 37, n_in = 96, blocks = n_in / 32;
-  const std::vector<uint8_t> w = RandomBlocks(DType::kQ4_1, n_out, n_in, 10);
-  std::vector<uint8_t> packed(PackedBytes(DType::kQ4_1, n_out, n_in));
-  ASSERT_EQ(packed.size(), 3u * blocks * 320);  // 37 rows: 3 groups, the last padded
-  PackX16(DType::kQ4_1, w.data(), n_out, n_in, packed.data());
-  for (int64_t g = 0; g < 3; ++g) {
-    const uint8_t* group = packed.data() + g * blocks * 320;
-    for (int64_t c = 0; c < 16; ++c) {
-      const int64_t row = std::min<int64_t>(g * 16 + c, n_out - 1);
-      for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* src = w.data() + (row * blocks + b) * 20;
-        EXPECT_EQ(0, std::memcmp(group + 64 * b + 2 * c, src, 2)) << g << " " << b << " " << c;
-        EXPECT_EQ(0, std::memcmp(group + 64 * b + 32 + 2 * c, src + 2, 2)) << g << " " << b;
-        for (int e = 0; e < 32; ++e) {
-          const uint8_t byte = group[64 * blocks + 256 * b + 64 * (e / 8) + 4 * c + e % 4];
-          const int packed_value = (e % 8) < 4 ? byte & 0x0f : byte >> 4;
-          const int file_value = e < 16 ? src[4 + e] & 0x0f : src[4 + e - 16] >> 4;
-          ASSERT_EQ(packed_value, file_value)
-              << "group " << g << " block " << b << " row " << c << " value " << e;
+  for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1}) {
+    const bool min = HasMin(type);
+    const bool fifth = type == DType::kQ5_0 || type == DType::kQ5_1;
+    const size_t scales = min ? 64 : 32, high = fifth ? 64 : 0, block_bytes = scales + high + 256;
+    const std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 10);
+    std::vector<uint8_t> packed(PackedBytes(type, n_out, n_in));
+    ASSERT_EQ(packed.size(), 3u * blocks * block_bytes);  // 37 rows: 3 groups, the last padded
+    PackX16(type, w.data(), n_out, n_in, packed.data());
+    for (int64_t g = 0; g < 3; ++g) {
+      const uint8_t* group = packed.data() + g * blocks * block_bytes;
+      for (int64_t c = 0; c < 16; ++c) {
+        const int64_t row = std::min<int64_t>(g * 16 + c, n_out - 1);
+        for (int64_t b = 0; b < blocks; ++b) {
+          const uint8_t* src = w.data() + (row * blocks + b) * FileBlock(type);
+          EXPECT_EQ(0, std::memcmp(group + scales * b + 2 * c, src, 2)) << g << " " << b;
+          if (min) {
+            EXPECT_EQ(0, std::memcmp(group + scales * b + 32 + 2 * c, src + 2, 2)) << b;
+          }
+          const uint8_t* qh_file = src + (min ? 4 : 2);
+          const uint8_t* qs = qh_file + (fifth ? 4 : 0);
+          uint32_t qh_packed = 0, qh = 0;
+          if (fifth) {
+            std::memcpy(&qh, qh_file, 4);
+            std::memcpy(&qh_packed, group + scales * blocks + high * b + 4 * c, 4);
+          }
+          for (int e = 0; e < 32; ++e) {
+            const uint8_t byte =
+                group[(scales + high) * blocks + 256 * b + 64 * (e / 8) + 4 * c + e % 4];
+            const int packed_value = ((e % 8) < 4 ? byte & 0x0f : byte >> 4) |
+                                     static_cast<int>((qh_packed >> e) & 1u) << 4;
+            const int file_value =
+                (e < 16 ? qs[e] & 0x0f : qs[e - 16] >> 4) | static_cast<int>((qh >> e) & 1u) << 4;
+            ASSERT_EQ(packed_value, file_value) << DTypeName(type) << " group " << g << " block "
+                                                << b << " row " << c << " value " << e;
+          }
         }
       }
     }
+    EXPECT_EQ(PackedBytes(type, 16, 48), 0u);  // rows must be whole blocks
   }
-  EXPECT_EQ(PackedBytes(DType::kQ4_1, 16, 48), 0u);  // rows must be whole blocks
 }
 
 TEST(PackedMatMulTest, BitsEqualTheReferenceFromTheFileLayout) {
@@ -294,8 +330,9 @@ TEST(PackedMatMulTest, RangesWriteExactlyTheirColumns) {
   const std::vector<IntKernels> kernels = PackedKernels();
   if (kernels.empty()) GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2 or VNNI)";
   const int64_t n_out = 70, rows = 3;
-  for (DType type : {DType::kQ5_0, DType::kQ4_1, DType::kQ6_K, DType::kQ4_K}) {
-    const int64_t n_in = type == DType::kQ5_0 || type == DType::kQ4_1 ? 640 : 768;
+  for (DType type :
+       {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ6_K, DType::kQ4_K}) {
+    const int64_t n_in = type == DType::kQ6_K || type == DType::kQ4_K ? 768 : 640;
     const std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 3);
     std::vector<uint8_t> packed(PackedBytes(type, n_out, n_in));
     PackX16(type, w.data(), n_out, n_in, packed.data());

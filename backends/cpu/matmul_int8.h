@@ -71,9 +71,9 @@ using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   const QuantizedActivations& x, float* y, int64_t o_begin,
                                   int64_t o_end);
 
-// MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q5_0, Q4_1, Q6_K,
-// Q4_K) packed in the x16 layout (packed_weights.h) instead of the file's; o_begin is a multiple
-// of kPackedColumns. The same results, bit for bit.
+// MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, Q6_K, Q4_K) packed in the x16 layout (packed_weights.h) instead of the file's; o_begin is a
+// multiple of kPackedColumns. The same results, bit for bit.
 using MatMulIntPackedRangeFn = void (*)(DType type, const uint8_t* packed, int64_t n_out,
                                         const QuantizedActivations& x, float* y, int64_t o_begin,
                                         int64_t o_end);

@@ -13,7 +13,7 @@
 
 namespace staticlm::cpu::detail::packed_drive {
 
-// Isa provides kMaxRows, the block types Q8_0, Q5_0, Q4_1, Q6_K and Q4_K, and
+// Isa provides kMaxRows, the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K, and
 //   template <class B, int R> static void Tile(const uint8_t* group, int64_t blocks,
 //       const QuantizedActivations& x, int64_t r0, float* y, int64_t n_out, int count);
 // computing rows [r0, r0 + R) of the group's first `count` columns into y (at row r0, the
@@ -49,16 +49,21 @@ void Drive(DType type, const uint8_t* packed, int64_t n_out, const QuantizedActi
 template <class Isa>
 void MatMulRange(DType type, const uint8_t* packed, int64_t n_out, const QuantizedActivations& x,
                  float* y, int64_t o_begin, int64_t o_end) {
-  if (type == DType::kQ8_0) {
-    Drive<Isa, typename Isa::Q8_0>(type, packed, n_out, x, y, o_begin, o_end);
-  } else if (type == DType::kQ6_K) {
-    Drive<Isa, typename Isa::Q6_K>(type, packed, n_out, x, y, o_begin, o_end);
-  } else if (type == DType::kQ4_K) {
-    Drive<Isa, typename Isa::Q4_K>(type, packed, n_out, x, y, o_begin, o_end);
-  } else if (type == DType::kQ4_1) {
-    Drive<Isa, typename Isa::Q4_1>(type, packed, n_out, x, y, o_begin, o_end);
-  } else {
-    Drive<Isa, typename Isa::Q5_0>(type, packed, n_out, x, y, o_begin, o_end);
+  switch (type) {
+    case DType::kQ8_0:
+      return Drive<Isa, typename Isa::Q8_0>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ4_0:
+      return Drive<Isa, typename Isa::Q4_0>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ4_1:
+      return Drive<Isa, typename Isa::Q4_1>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ5_1:
+      return Drive<Isa, typename Isa::Q5_1>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ6_K:
+      return Drive<Isa, typename Isa::Q6_K>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ4_K:
+      return Drive<Isa, typename Isa::Q4_K>(type, packed, n_out, x, y, o_begin, o_end);
+    default:  // Q5_0 (PackedSupportsType: no other type reaches here)
+      return Drive<Isa, typename Isa::Q5_0>(type, packed, n_out, x, y, o_begin, o_end);
   }
 }
 

@@ -11,8 +11,6 @@ namespace staticlm::cpu {
 namespace {
 
 constexpr size_t kQ8_0FileBlock = 34;   // f16 d, 32 int8 quants
-constexpr size_t kQ5_0FileBlock = 22;   // f16 d, 32-bit qh, 16 bytes of nibbles
-constexpr size_t kQ4_1FileBlock = 20;   // f16 d, f16 m, 16 bytes of nibbles
 constexpr size_t kQ6_KFileBlock = 210;  // ql[128], qh[64], int8 scales[16], f16 d (256 values)
 constexpr size_t kQ4_KFileBlock = 144;  // f16 d, dmin, 12 bytes of 6-bit scales, 128 of nibbles
 constexpr size_t kAlignment = 64;
@@ -36,21 +34,23 @@ void PackNibbles(const int u[32], int64_t c, uint8_t* nibbles) {
   }
 }
 
-// Row c's block b of Q5_0: its qh word, and its nibbles rearranged into the 4 chunks.
-void PackQ5_0Bits(const uint8_t* src, int64_t c, uint8_t* high_bits, uint8_t* nibbles) {
-  std::memcpy(high_bits + 4 * c, src + 2, 4);
-  int low[32];  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
-  for (int e = 0; e < 32; ++e) low[e] = e < 16 ? src[6 + e] & 0x0f : src[6 + e - 16] >> 4;
-  PackNibbles(low, c, nibbles);
-}
-
-// Row c's block of Q4_1 (`src`): d and m into the block's scales, the nibbles rearranged.
-void PackQ4_1Block(const uint8_t* src, int64_t c, uint8_t* scales, uint8_t* nibbles) {
+// Row c's block of Q4_0, Q4_1, Q5_0 or Q5_1 (`src`, the file's: f16 d, [f16 m], [32-bit qh],
+// 16 bytes of nibbles) into the block's scales, high bits (with a fifth bit) and nibbles.
+void PackLegacyBlock(DType type, const uint8_t* src, int64_t c, uint8_t* scales, uint8_t* high_bits,
+                     uint8_t* nibbles) {
+  const PackedLegacyLayout layout = LegacyLayout(type);
+  const bool min = layout.scales > kPackedScales;
   std::memcpy(scales + 2 * c, src, 2);
-  std::memcpy(scales + 32 + 2 * c, src + 2, 2);
-  int u[32];  // value e (file: value e < 16 low, e + 16 high)
-  for (int e = 0; e < 32; ++e) u[e] = e < 16 ? src[4 + e] & 0x0f : src[4 + e - 16] >> 4;
-  PackNibbles(u, c, nibbles);
+  if (min) std::memcpy(scales + kPackedScales + 2 * c, src + 2, 2);
+  const uint8_t* after_scales = src + (min ? 4 : 2);
+  const uint8_t* qs = after_scales;
+  if (layout.high_bits > 0) {
+    std::memcpy(high_bits + 4 * c, after_scales, 4);
+    qs += 4;
+  }
+  int low[32];  // value e's low 4 bits (file: value e < 16 low, e + 16 high)
+  for (int e = 0; e < 32; ++e) low[e] = e < 16 ? qs[e] & 0x0f : qs[e - 16] >> 4;
+  PackNibbles(low, c, nibbles);
 }
 
 // Row c's super-block `src` of Q6_K into group `group` (of `blocks` blocks) at super-block sb.
@@ -128,42 +128,27 @@ void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t*
     }
     return;
   }
-  const size_t file_block = type == DType::kQ8_0   ? kQ8_0FileBlock
-                            : type == DType::kQ4_1 ? kQ4_1FileBlock
-                                                   : kQ5_0FileBlock;
+  const size_t file_block = GetDTypeInfo(type).block_bytes;
   const size_t row_bytes = static_cast<size_t>(blocks) * file_block;
   const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
-  if (type == DType::kQ4_1) {
-    for (int64_t g = 0; g < Groups(n_out); ++g) {
-      uint8_t* group = out + static_cast<size_t>(g) * group_bytes;
-      uint8_t* nibbles = group + static_cast<size_t>(blocks) * kPackedQ4_1Scales;
-      for (int64_t b = 0; b < blocks; ++b) {
-        for (int64_t c = 0; c < kPackedColumns; ++c) {
-          const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
-          PackQ4_1Block(
-              w + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * file_block, c,
-              group + static_cast<size_t>(b) * kPackedQ4_1Scales,
-              nibbles + static_cast<size_t>(b) * 256);
-        }
-      }
-    }
-    return;
-  }
+  const PackedLegacyLayout legacy =
+      IsPackedLegacy(type) ? LegacyLayout(type) : PackedLegacyLayout{};
   for (int64_t g = 0; g < Groups(n_out); ++g) {
     uint8_t* group = out + static_cast<size_t>(g) * group_bytes;
-    uint8_t* after_scales = group + static_cast<size_t>(blocks) * kPackedScales;
     for (int64_t b = 0; b < blocks; ++b) {
       for (int64_t c = 0; c < kPackedColumns; ++c) {
         const int64_t row = std::min(g * kPackedColumns + c, n_out - 1);  // pad: the last row
         const uint8_t* src =
             w + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * file_block;
-        std::memcpy(group + static_cast<size_t>(b) * kPackedScales + 2 * c, src, 2);
+        const size_t block = static_cast<size_t>(b), n = static_cast<size_t>(blocks);
         if (type == DType::kQ8_0) {
-          PackQ8_0Quants(src, c, after_scales + static_cast<size_t>(b) * 512);
+          std::memcpy(group + block * kPackedScales + 2 * c, src, 2);
+          PackQ8_0Quants(src, c, group + n * kPackedScales + block * 512);
         } else {
-          uint8_t* nibbles = after_scales + static_cast<size_t>(blocks) * kPackedQ5_0HighBits;
-          PackQ5_0Bits(src, c, after_scales + static_cast<size_t>(b) * kPackedQ5_0HighBits,
-                       nibbles + static_cast<size_t>(b) * 256);
+          uint8_t* high_bits = group + n * legacy.scales;
+          uint8_t* nibbles = high_bits + n * legacy.high_bits;
+          PackLegacyBlock(type, src, c, group + block * legacy.scales,
+                          high_bits + block * legacy.high_bits, nibbles + block * kPackedNibbles);
         }
       }
     }

@@ -8,12 +8,12 @@
 //   Q8_0 (544 bytes per block): scales, 32 bytes per block (the 16 rows' f16 d, row c at 2c);
 //     then quants, 512 bytes per block: 8 chunks of 64 bytes, byte 4c + i of chunk k being row
 //     c's quant 4k + i (int8, as in the file).
-//   Q5_0 (352 bytes per block): scales as Q8_0's; then the high bits, 64 bytes per block (row
-//     c's 32-bit qh at 4c, bit e = bit 4 of value e); then the nibbles, 256 bytes per block: 4
+//   Q4_0, Q4_1, Q5_0, Q5_1 (288, 320, 352, 384 bytes per block): scales, 32 bytes per block
+//     (the 16 rows' f16 d, row c at 2c), 64 with a min (Q4_1, Q5_1: their f16 m follow at
+//     32 + 2c); then with a fifth bit (Q5_0, Q5_1) the high bits, 64 bytes per block (row c's
+//     32-bit qh at 4c, bit e = bit 4 of value e); then the nibbles, 256 bytes per block: 4
 //     chunks of 64 bytes, byte 4c + i of chunk k holding row c's value 8k + i in its low nibble
-//     and value 8k + 4 + i in its high nibble.
-//   Q4_1 (320 bytes per block): scales, 64 bytes per block (the 16 rows' f16 d, row c at 2c,
-//     then their f16 m at 32 + 2c); then the nibbles, 256 bytes per block, as Q5_0's.
+//     and value 8k + 4 + i in its high nibble (the low 4 bits of the format's unsigned values).
 //   Q6_K (n_in a multiple of 256; 420 bytes per block of 32 on average): d, 32 bytes per
 //     super-block of 256 (the 16 rows' f16 d, row c at 2c); then scales, 32 bytes per block
 //     (int8: row c's scale of the block's values 0-15 at c, of values 16-31 at 16 + c); then the
@@ -25,11 +25,12 @@
 //     scales, 32 bytes per block (row c's 6-bit scale of the block at c, its 6-bit min at
 //     16 + c, one byte each); then the nibbles, 256 bytes per block, as Q5_0's. 296 / 288 of
 //     the file's size: the one layout here larger than its file.
-// So a 64-byte chunk is 4 consecutive values of each of the 16 rows (Q5_0, Q4_1, Q6_K, Q4_K: two
+// So a 64-byte chunk is 4 consecutive values of each of the 16 rows (the 4- to 6-bit types: two
 // such sets, one per nibble): one lane per row of an AVX-512 dot-product instruction (two AVX2
-// registers of 8 rows each). With an even number of blocks (every model's widths) every Q8_0 and
-// Q5_0 chunk is 64-byte aligned in the 64-byte-aligned copy (Q4_1's always; Q6_K's with a whole
-// number of 2 super-blocks). A packed copy has the file's size (Q4_K: 2.8 % more).
+// registers of 8 rows each). With an even number of blocks (every model's widths) every chunk of
+// Q8_0, Q4_0 and Q5_0 is 64-byte aligned in the 64-byte-aligned copy (Q4_1's and Q5_1's always;
+// Q6_K's with a whole number of 2 super-blocks). A packed copy has the file's size (Q4_K: 2.8 %
+// more).
 //
 // The repacked copy is planned memory: the CPU backend allocates it at Prepare (counted in
 // MemoryReport::packed_weights_bytes), the file stays mapped read-only and still serves every
@@ -48,25 +49,37 @@ namespace staticlm::cpu {
 constexpr int64_t kPackedColumns = 16;    // output rows per group
 constexpr size_t kPackedScales = 32;      // scale bytes per block of a group
 constexpr size_t kPackedQ8_0Block = 544;  // bytes per block of a group: scales, 512 of quants
-constexpr size_t kPackedQ5_0Block = 352;  // scales, 64 of high bits, 256 of nibbles
-constexpr size_t kPackedQ5_0HighBits = 64;
-constexpr size_t kPackedQ4_1Block = 320;  // 32 of d, 32 of m, 256 of nibbles
-constexpr size_t kPackedQ4_1Scales = 64;  // d and m of a block of a group
+constexpr size_t kPackedNibbles = 256;    // nibble bytes per block of a group (4- to 6-bit types)
 constexpr size_t kPackedQ6_KBlock = 420;  // per block of 32: 4 of d, 32 of scales, 128, 256
 constexpr size_t kPackedQ4_KBlock = 296;  // per block of 32: 8 of d, dmin, 32 of scales, 256
 
+// The sections of a block of a group of Q4_0, Q4_1, Q5_0 or Q5_1, in bytes.
+struct PackedLegacyLayout {
+  size_t scales;     // 32: the rows' d; 64: d, then m
+  size_t high_bits;  // 64 with a fifth bit, else 0
+  size_t block() const { return scales + high_bits + kPackedNibbles; }
+};
+inline bool IsPackedLegacy(DType type) {
+  return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
+         type == DType::kQ5_1;
+}
+inline PackedLegacyLayout LegacyLayout(DType type) {
+  const bool min = type == DType::kQ4_1 || type == DType::kQ5_1;
+  const bool fifth = type == DType::kQ5_0 || type == DType::kQ5_1;
+  return {min ? 2 * kPackedScales : kPackedScales, fifth ? size_t{64} : 0};
+}
+
 // Whether matrices of `type` have a packed layout.
 inline bool PackedSupportsType(DType type) {
-  return type == DType::kQ8_0 || type == DType::kQ5_0 || type == DType::kQ4_1 ||
-         type == DType::kQ6_K || type == DType::kQ4_K;
+  return type == DType::kQ8_0 || IsPackedLegacy(type) || type == DType::kQ6_K ||
+         type == DType::kQ4_K;
 }
 
 // Bytes per block of 32 of a group of `type` (PackedSupportsType; Q6_K: on average).
 inline size_t PackedBlockBytes(DType type) {
   if (type == DType::kQ6_K) return kPackedQ6_KBlock;
   if (type == DType::kQ4_K) return kPackedQ4_KBlock;
-  if (type == DType::kQ4_1) return kPackedQ4_1Block;
-  return type == DType::kQ8_0 ? kPackedQ8_0Block : kPackedQ5_0Block;
+  return type == DType::kQ8_0 ? kPackedQ8_0Block : LegacyLayout(type).block();
 }
 
 // Where Q6_K's sections start in a group of `blocks` blocks of 32 (its d at 0).

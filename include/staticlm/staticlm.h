@@ -101,7 +101,7 @@ typedef struct staticlm_limits {
    * VNNI or AVX2). 0 (default): f32 activations. 16: within the golden tolerance of transformers
    * (largest logit difference 0.006 with an f32 cache) and faster. 8: faster still, but moves
    * SmolLM2's logits by about 1 (outside the tolerance); with AVX2 or AVX-512 VNNI it also copies
-   * the Q8_0, Q5_0, Q4_1, Q6_K and Q4_K matrices into a packed layout at init
+   * the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K matrices into a packed layout at init
    * (staticlm_memory.packed_weights_bytes). Other values are STATICLM_INVALID_ARGUMENT; CPUs
    * without the instructions keep f32 activations (staticlm_backend_description says which). */
   int32_t activation_bits;
@@ -153,7 +153,7 @@ typedef struct staticlm_memory {
    * StaticCache), for comparison with a hybrid or windowed cache. */
   uint64_t kv_all_global_bytes;
   /* Weights copied at init into the backend's own layout, beside the mapped file: the CPU's
-   * packed Q8_0, Q5_0, Q4_1, Q6_K and Q4_K matrices when int8 activations run on AVX2 or
+   * packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K matrices when int8 activations run on AVX2 or
    * AVX-512 VNNI; included in total_bytes. The file's pages of a packed matrix nothing else
    * reads (all but a tied embedding) are paged out at init, so they are not resident twice. */
   uint64_t packed_weights_bytes;

@@ -21,9 +21,8 @@ void PrintMemory(const Options& o, const staticlm_memory& m) {
               quantized ? "quantized at init" : "mapped from the file");
   if (m.packed_weights_bytes > 0) {
     std::printf(
-        "  %-10s %14llu bytes %10.2f MiB  (Q8_0, Q5_0, Q4_1, Q6_K, Q4_K matrices packed at init "
-        "for int8 "
-        "activations)\n",
+        "  %-10s %14llu bytes %10.2f MiB  (quantized matrices packed at init for int8 "
+        "activations; their file pages paged out unless tied)\n",
         "packed", static_cast<unsigned long long>(m.packed_weights_bytes),
         mib(m.packed_weights_bytes));
   }

@@ -1,10 +1,10 @@
-// AVX2 products of int8 activations with Q8_0, Q5_0, Q4_1, Q6_K or Q4_K weights in the packed x16
-// layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4 consecutive
-// values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at most
-// 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at most
-// 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_1 and Q4_K as their nibbles;
-// vpmaddwd by ones then widens each row's four products into its own int32 lane. The arithmetic per
-// block is matmul_int8.h's, bit for bit.
+// AVX2 products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K or Q4_K weights in the
+// packed x16 layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4
+// consecutive values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at
+// most 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at
+// most 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_1 and Q4_K as their
+// nibbles; vpmaddwd by ones then widens each row's four products into its own int32 lane. The
+// arithmetic per block is matmul_int8.h's, bit for bit.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
 #include "backends/cpu/packed_weights.h"
@@ -47,7 +47,7 @@ STATICLM_AVX2 __m256i Nibbles(const uint8_t* nibbles, int s, int h) {
   return _mm256_and_si256(s % 2 == 0 ? chunk : _mm256_srli_epi16(chunk, 4), _mm256_set1_epi8(0x0f));
 }
 
-// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
+// The scales of Q8_0: dw of block b, 32 bytes per block at the group's start; no m.
 struct BlockScales {
   static constexpr bool kSubBlockScales = false;
   static constexpr bool kHasMin = false;
@@ -74,24 +74,43 @@ struct Q8_0Steps : BlockScales {
   }
 };
 
-// Q5_0: step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h … 8h
-// + 7, with bit 4 of each byte from bits 4s … 4s + 3 of the row's qh word, spread one to a
-// byte by a multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
-struct Q5_0Steps : BlockScales {
-  static constexpr int32_t kOffset = 16;
-  static constexpr size_t kBlockBytes = kPackedQ5_0Block;
+// Q4_0, Q4_1, Q5_0 and Q5_1 as in the VNNI file (kMin: a min per block; kFifth: a fifth bit per
+// value); step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h …
+// 8h + 7, with a fifth bit from bits 4s … 4s + 3 of the row's qh word, spread one to a byte by a
+// multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
+template <bool kMin, bool kFifth>
+struct LegacySteps {
+  static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
+  static constexpr size_t kScaleBytes = kMin ? 2 * kPackedScales : kPackedScales;
+  static constexpr size_t kHighBytes = kFifth ? 64 : 0;
+  static constexpr size_t kBlockBytes = kScaleBytes + kHighBytes + kPackedNibbles;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = kMin;
   const uint8_t* nibbles;
   __m256i qh[2];
-  STATICLM_AVX2 Q5_0Steps(const uint8_t* group, int64_t blocks, int64_t b) {
-    const uint8_t* high_bits = group + static_cast<size_t>(blocks) * kPackedScales;
-    nibbles = high_bits + static_cast<size_t>(blocks) * kPackedQ5_0HighBits +
-              static_cast<size_t>(b) * 256;
-    const uint8_t* words = high_bits + static_cast<size_t>(b) * kPackedQ5_0HighBits;
-    qh[0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
-    qh[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 32));
+  STATICLM_AVX2 LegacySteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const size_t n = static_cast<size_t>(blocks), block = static_cast<size_t>(b);
+    const uint8_t* high_bits = group + n * kScaleBytes;
+    nibbles = high_bits + n * kHighBytes + block * kPackedNibbles;
+    for (int h = 0; h < 2; ++h) {
+      qh[h] = kFifth ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                           high_bits + block * kHighBytes + 32 * h))
+                     : _mm256_setzero_si256();
+    }
+  }
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    const uint8_t* scales = group + static_cast<size_t>(b) * kScaleBytes;
+    LoadScales(scales, dw);
+    if constexpr (kMin) {
+      LoadScales(scales + kPackedScales, m);
+    } else {
+      m[0] = m[1] = _mm256_setzero_ps();
+    }
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const {
     const __m256i low4 = Nibbles(nibbles, s, h);
+    if constexpr (!kFifth) return low4;
     const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh[h], 4 * s), _mm256_set1_epi32(0x0f));
     const __m256i fifth = _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
                                            _mm256_set1_epi32(0x10101010));
@@ -176,27 +195,6 @@ struct Q4_KSteps {
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
 
-// Q4_1 as in the VNNI file: dw = d and m = the f16 m of block b, rows 8h … 8h + 7 in half h;
-// step s is the nibbles of Nibbles (u = wq).
-struct Q4_1Steps {
-  static constexpr int32_t kOffset = 0;
-  static constexpr size_t kBlockBytes = kPackedQ4_1Block;
-  static constexpr bool kSubBlockScales = false;
-  static constexpr bool kHasMin = true;
-  const uint8_t* nibbles;
-  STATICLM_AVX2 Q4_1Steps(const uint8_t* group, int64_t blocks, int64_t b)
-      : nibbles(group + static_cast<size_t>(blocks) * kPackedQ4_1Scales +
-                256 * static_cast<size_t>(b)) {}
-  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
-                                   __m256 m[2]) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedQ4_1Scales;
-    LoadScales(scales, dw);
-    LoadScales(scales + 32, m);
-  }
-  STATICLM_AVX2 __m256i Step(int s, int h) const { return Nibbles(nibbles, s, h); }
-  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
-};
-
 template <class B, int R>
 STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
                                         const QuantizedActivations& x, int64_t r0, float* y,
@@ -274,10 +272,12 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
 struct Avx2Packed {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
-  using Q5_0 = Q5_0Steps;
+  using Q4_0 = LegacySteps<false, false>;
+  using Q4_1 = LegacySteps<true, false>;
+  using Q5_0 = LegacySteps<false, true>;
+  using Q5_1 = LegacySteps<true, true>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
-  using Q4_1 = Q4_1Steps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

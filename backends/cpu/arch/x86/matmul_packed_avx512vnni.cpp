@@ -1,8 +1,8 @@
-// AVX-512 VNNI products of int8 activations with Q8_0, Q5_0, Q4_1, Q6_K or Q4_K weights in the x16
-// packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of each of 16
-// output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4 activations
-// broadcast adds them into each row's own lane: no gathers, no cross-lane reduction, and the
-// weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
+// AVX-512 VNNI products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K or Q4_K weights
+// in the x16 packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of
+// each of 16 output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4
+// activations broadcast adds them into each row's own lane: no gathers, no cross-lane reduction,
+// and the weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
 // (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block order).
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
@@ -37,7 +37,7 @@ STATICLM_VNNI __m512i Nibbles(const uint8_t* nibbles, int s) {
   return _mm512_and_si512(s % 2 == 0 ? chunk : _mm512_srli_epi16(chunk, 4), _mm512_set1_epi8(0x0f));
 }
 
-// The scales of Q8_0 and Q5_0: dw of block b, 32 bytes per block at the group's start; no m.
+// The scales of Q8_0: dw of block b, 32 bytes per block at the group's start; no m.
 struct BlockScales {
   static constexpr bool kSubBlockScales = false;
   static constexpr bool kHasMin = false;
@@ -62,26 +62,40 @@ struct Q8_0Steps : BlockScales {
   }
 };
 
-// Q5_0: step s is the low (s even) or high (s odd) nibbles of chunk s / 2, with bit 4 of each
-// byte from the rows' qh words: bits 4s … 4s + 3 of a row's word, spread one to a byte by a
-// 16-entry table (vpermd takes an index's low 4 bits). u = 5-bit value = wq + 16.
-struct Q5_0Steps : BlockScales {
-  static constexpr int32_t kOffset = 16;
-  static constexpr size_t kBlockBytes = kPackedQ5_0Block;
+// Q4_0, Q4_1, Q5_0 and Q5_1 (kMin: a min per block; kFifth: a fifth bit per value): dw = d
+// and m = the f16 m of block b (0 without a min); step s is the low (s even) or high (s odd)
+// nibbles of chunk s / 2, with a fifth bit from the rows' qh words: bits 4s … 4s + 3 of a
+// row's word, spread one to a byte by a 16-entry table (vpermd takes an index's low 4 bits).
+// u is the format's unsigned value: wq + 8 (Q4_0), wq + 16 (Q5_0), wq (with a min).
+template <bool kMin, bool kFifth>
+struct LegacySteps {
+  static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
+  static constexpr size_t kScaleBytes = kMin ? 2 * kPackedScales : kPackedScales;
+  static constexpr size_t kHighBytes = kFifth ? 64 : 0;
+  static constexpr size_t kBlockBytes = kScaleBytes + kHighBytes + kPackedNibbles;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = kMin;
   const uint8_t* nibbles;
   __m512i qh;
-  STATICLM_VNNI Q5_0Steps(const uint8_t* group, int64_t blocks, int64_t b) {
-    const uint8_t* high_bits = group + static_cast<size_t>(blocks) * kPackedScales;
-    nibbles = high_bits + static_cast<size_t>(blocks) * kPackedQ5_0HighBits +
-              static_cast<size_t>(b) * 256;
-    qh = _mm512_loadu_si512(high_bits + static_cast<size_t>(b) * kPackedQ5_0HighBits);
+  STATICLM_VNNI LegacySteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const size_t n = static_cast<size_t>(blocks), block = static_cast<size_t>(b);
+    const uint8_t* high_bits = group + n * kScaleBytes;
+    nibbles = high_bits + n * kHighBytes + block * kPackedNibbles;
+    qh = kFifth ? _mm512_loadu_si512(high_bits + block * kHighBytes) : _mm512_setzero_si512();
+  }
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
+                                   __m512* m) {
+    const uint8_t* scales = group + static_cast<size_t>(b) * kScaleBytes;
+    *dw = LoadScales(scales);
+    *m = kMin ? LoadScales(scales + kPackedScales) : _mm512_setzero_ps();
   }
   STATICLM_VNNI __m512i Step(int s) const {
+    const __m512i low4 = Nibbles(nibbles, s);
+    if constexpr (!kFifth) return low4;
     const __m512i spread =
         _mm512_setr_epi32(0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
                           0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
                           0x10100000, 0x10100010, 0x10101000, 0x10101010);
-    const __m512i low4 = Nibbles(nibbles, s);
     const __m512i fifth = _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
     return _mm512_or_si512(low4, fifth);
   }
@@ -150,26 +164,6 @@ struct Q4_KSteps {
         _mm512_xor_si512(_mm512_castps_si512(LoadScales(d + 32)), _mm512_set1_epi32(INT32_MIN)));
     *dw = _mm512_mul_ps(LoadScales(d), BytesAsFloats(sc));
     *m = _mm512_mul_ps(neg_dmin, BytesAsFloats(sc + 16));
-  }
-  STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
-};
-
-// Q4_1: dw = d and m = the f16 m of block b (64 bytes of scales per block at the group's start);
-// step s is the nibbles of Nibbles (u = wq).
-struct Q4_1Steps {
-  static constexpr int32_t kOffset = 0;
-  static constexpr size_t kBlockBytes = kPackedQ4_1Block;
-  static constexpr bool kSubBlockScales = false;
-  static constexpr bool kHasMin = true;
-  const uint8_t* nibbles;
-  STATICLM_VNNI Q4_1Steps(const uint8_t* group, int64_t blocks, int64_t b)
-      : nibbles(group + static_cast<size_t>(blocks) * kPackedQ4_1Scales +
-                256 * static_cast<size_t>(b)) {}
-  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
-                                   __m512* m) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kPackedQ4_1Scales;
-    *dw = LoadScales(scales);
-    *m = LoadScales(scales + 32);
   }
   STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
 };
@@ -246,10 +240,12 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
 struct VnniPacked {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
-  using Q5_0 = Q5_0Steps;
+  using Q4_0 = LegacySteps<false, false>;
+  using Q4_1 = LegacySteps<true, false>;
+  using Q5_0 = LegacySteps<false, true>;
+  using Q5_1 = LegacySteps<true, true>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
-  using Q4_1 = Q4_1Steps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
