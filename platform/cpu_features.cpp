@@ -5,6 +5,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
 #endif
 
 namespace staticlm {
@@ -79,6 +82,7 @@ CpuFeatures DetectCpuFeatures() {
 #elif defined(__aarch64__)
   CpuFeatures f;
   f.neon = true;
+  f.dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;  // the kernel says what it saves
   return f;
 #else
   return CpuFeatures{};
@@ -101,6 +105,7 @@ const char* DescribeCpuFeatures(const CpuFeatures& features) {
       {features.avx512vl, "avx512vl"},
       {features.avx512vnni, "avx512vnni"},
       {features.neon, "neon"},
+      {features.dotprod, "dotprod"},
   };
   for (const auto& flag : flags) {
     if (flag.on) Append(buffer, sizeof(buffer), &used, flag.name);

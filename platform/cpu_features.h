@@ -15,7 +15,8 @@ struct CpuFeatures {
   bool avx512bw = false;
   bool avx512vl = false;
   bool avx512vnni = false;
-  bool neon = false;  // always true on aarch64, where Advanced SIMD is mandatory
+  bool neon = false;     // always true on aarch64, where Advanced SIMD is mandatory
+  bool dotprod = false;  // aarch64: the Armv8.2 dot products SDOT/UDOT (HWCAP asimddp)
 };
 
 // Runs cpuid/xgetbv (x86) or reports the baseline (aarch64). Does not allocate; cheap, but

@@ -142,7 +142,7 @@ Quantized Quantize(const std::vector<float>& x, int64_t rows, int64_t n_in) {
 std::vector<IntKernels> PackedKernels() {
   std::vector<IntKernels> kernels;
   const CpuFeatures features = DetectCpuFeatures();
-  for (IntIsa isa : {IntIsa::kAvx2, IntIsa::kAvx512Vnni}) {
+  for (IntIsa isa : {IntIsa::kAvx2, IntIsa::kAvx512Vnni, IntIsa::kNeonDot}) {
     const IntKernels k = IntKernelsFor(isa, 8);
     if (k.packed_matmul != nullptr && IntIsaSupported(isa, features)) kernels.push_back(k);
   }
@@ -297,7 +297,9 @@ TEST(PackedLayoutTest, EveryLegacyScaleAndValueIsWhereTheHeaderSays) {
 
 TEST(PackedMatMulTest, BitsEqualTheReferenceFromTheFileLayout) {
   const std::vector<IntKernels> kernels = PackedKernels();
-  if (kernels.empty()) GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2 or VNNI)";
+  if (kernels.empty()) {
+    GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2, VNNI, NEON dot products)";
+  }
   for (DType type : kTypes) {
     for (int64_t n_in : kInputs) {
       if (n_in % FileValues(type) != 0) continue;
@@ -328,7 +330,9 @@ TEST(PackedMatMulTest, BitsEqualTheReferenceFromTheFileLayout) {
 
 TEST(PackedMatMulTest, RangesWriteExactlyTheirColumns) {
   const std::vector<IntKernels> kernels = PackedKernels();
-  if (kernels.empty()) GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2 or VNNI)";
+  if (kernels.empty()) {
+    GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2, VNNI, NEON dot products)";
+  }
   const int64_t n_out = 70, rows = 3;
   for (DType type :
        {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ6_K, DType::kQ4_K}) {

@@ -90,6 +90,7 @@ Status RestrictFeaturesToIsa(CpuIsa isa, const CpuFeatures& detected, const char
     case CpuIsa::kNeon:
       *usable = CpuFeatures{};
       usable->neon = true;
+      usable->dotprod = detected.dotprod;
       break;
     case CpuIsa::kScalar:
       *usable = CpuFeatures{};

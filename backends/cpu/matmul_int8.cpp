@@ -21,10 +21,15 @@ IntKernels IntKernelsFor(IntIsa isa, int bits) {
               wide ? &detail::QuantizeInt16Avx512 : &detail::QuantizeInt8Avx512,
               &detail::MatMulIntRangeAvx512Vnni,
               wide ? nullptr : &detail::MatMulInt8PackedRangeAvx512Vnni};
-#else
+#endif
+#if defined(STATICLM_HAVE_ARM_INT_MATMUL)
+    case IntIsa::kNeonDot:
+      if (wide) return {};
+      return {"neon dotprod int8", bits, &ref::QuantizeInt8, &ref::MatMulIntRange,
+              &detail::MatMulInt8PackedRangeNeonDot};
+#endif
     default:
       return {};
-#endif
   }
   return {};
 }
@@ -37,12 +42,14 @@ bool IntIsaSupported(IntIsa isa, const CpuFeatures& f) {
       return f.avx2 && f.fma && f.f16c;
     case IntIsa::kAvx512Vnni:
       return f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && f.avx2 && f.fma && f.f16c;
+    case IntIsa::kNeonDot:
+      return f.neon && f.dotprod;
   }
   return false;
 }
 
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits) {
-  for (IntIsa isa : {IntIsa::kAvx512Vnni, IntIsa::kAvx2}) {
+  for (IntIsa isa : {IntIsa::kAvx512Vnni, IntIsa::kAvx2, IntIsa::kNeonDot}) {
     IntKernels k = IntKernelsFor(isa, bits);
     if (k.matmul != nullptr && IntIsaSupported(isa, features)) return k;
   }

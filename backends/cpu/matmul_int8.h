@@ -88,14 +88,18 @@ struct IntKernels {
   MatMulIntPackedRangeFn packed_matmul = nullptr;
 };
 
-enum class IntIsa { kReference, kAvx2, kAvx512Vnni };
+// kNeonDot: arm64 with the dot-product instructions, int8 only; its file-layout product is the
+// reference's (every integer type has a packed layout, so that serves only matrices whose rows
+// are not whole packed blocks).
+enum class IntIsa { kReference, kAvx2, kAvx512Vnni, kNeonDot };
 
 // The implementation of `isa` for `bits` (8 or 16), or one with null members when this build
 // does not contain it. Whether the CPU can run it is the caller's business (IntIsaSupported).
 IntKernels IntKernelsFor(IntIsa isa, int bits);
 bool IntIsaSupported(IntIsa isa, const CpuFeatures& features);
 
-// The fastest SIMD implementation for `bits` that `features` allow (AVX-512 VNNI, then AVX2),
+// The fastest SIMD implementation for `bits` that `features` allow (AVX-512 VNNI, then AVX2;
+// on arm64 NEON with dot products, int8 only),
 // or one with null members when there is none (the caller then keeps f32 activations). Init
 // only.
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits);
@@ -164,6 +168,13 @@ void MatMulIntRangeAvx2(DType type, const uint8_t* w, int64_t n_out, const Quant
 void MatMulInt8PackedRangeAvx2(DType type, const uint8_t* packed, int64_t n_out,
                                const QuantizedActivations& x, float* y, int64_t o_begin,
                                int64_t o_end);
+#endif
+#if defined(__aarch64__)
+#define STATICLM_HAVE_ARM_INT_MATMUL 1
+// matmul_packed_neon_dotprod.cpp; only on CPUs with the dot-product instructions (asimddp).
+void MatMulInt8PackedRangeNeonDot(DType type, const uint8_t* packed, int64_t n_out,
+                                  const QuantizedActivations& x, float* y, int64_t o_begin,
+                                  int64_t o_end);
 #endif
 }  // namespace detail
 
