@@ -12,8 +12,8 @@
 //
 //   matmul_int8_bench [--reps 9] [--threads 1|2] [--pool-mib 256] [--rows-prefill 64]
 //                     [--isa avx512|avx2]   (avx512: f32 AVX-512 vs VNNI; avx2: both AVX2)
-//                     [--shapes smollm2|gemma3|legacy] [--match TEXT]  (only shapes whose name
-//                     has TEXT; legacy: SmolLM2's ffn_gate shape in Q4_0, Q4_1, Q5_0 and Q5_1)
+//                     [--shapes smollm2|gemma3|types] [--match TEXT]  (only shapes whose name
+//                     has TEXT; types: every integer weight type at one shape)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -60,12 +60,17 @@ const Shape kGemmaShapes[] = {
     {"output 262144x640 Q8_0", DType::kQ8_0, 262144, 640},
 };
 
-// The four legacy 4- and 5-bit types at one shape (SmolLM2's ffn_gate/up), each packed too.
-const Shape kLegacyShapes[] = {
+// Every integer weight type: the 32-value blocks at SmolLM2's ffn_gate/up shape, the K-quants at
+// Gemma 3's ffn_down shape (rows of whole 256-value super-blocks).
+const Shape kTypeShapes[] = {
     {"ffn_gate/up 1536x576 Q4_0", DType::kQ4_0, 1536, 576},
     {"ffn_gate/up 1536x576 Q4_1", DType::kQ4_1, 1536, 576},
     {"ffn_gate/up 1536x576 Q5_0", DType::kQ5_0, 1536, 576},
     {"ffn_gate/up 1536x576 Q5_1", DType::kQ5_1, 1536, 576},
+    {"ffn_gate/up 1536x576 Q8_0", DType::kQ8_0, 1536, 576},
+    {"ffn_down 640x2048 Q4_K", DType::kQ4_K, 640, 2048},
+    {"ffn_down 640x2048 Q5_K", DType::kQ5_K, 640, 2048},
+    {"ffn_down 640x2048 Q6_K", DType::kQ6_K, 640, 2048},
 };
 
 std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
@@ -78,7 +83,8 @@ std::vector<uint8_t> MakeWeights(DType type, int64_t n_out, int64_t n_in) {
     uint8_t* block = &w[b * info.block_bytes];
     uint16_t d = FloatToHalf(0.003f + 0.001f * dist(rng)), m = FloatToHalf(-0.05f);
     std::memcpy(block + (type == DType::kQ6_K ? 208 : 0), &d, 2);  // Q6_K's d ends its block
-    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K) {
+    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K ||
+        type == DType::kQ5_K) {
       std::memcpy(block + 2, &m, 2);
     }
   }
@@ -261,10 +267,10 @@ int main(int argc, char** argv) {
   std::vector<Shape> shapes(std::begin(kShapes), std::end(kShapes));
   if (shape_set == "gemma3") {
     shapes.assign(std::begin(kGemmaShapes), std::end(kGemmaShapes));
-  } else if (shape_set == "legacy") {
-    shapes.assign(std::begin(kLegacyShapes), std::end(kLegacyShapes));
+  } else if (shape_set == "types") {
+    shapes.assign(std::begin(kTypeShapes), std::end(kTypeShapes));
   } else if (shape_set != "smollm2") {
-    std::fprintf(stderr, "matmul_int8_bench: --shapes takes smollm2, gemma3 or legacy\n");
+    std::fprintf(stderr, "matmul_int8_bench: --shapes takes smollm2, gemma3 or types\n");
     return 2;
   }
   std::erase_if(

@@ -4,9 +4,9 @@
 // fused forms (RMSNorm + gate/up + SiLU, Q/K/V, residual accumulation) stay within the
 // quantization error of the f32-activation run and differ from it (so the integer path was
 // used; int8 SIMD products with weights of a packed type read the packed copy); a fused product
-// with a weight the integer path cannot take (F16) keeps f32 activations bit for bit, as does a
-// Q6_K product with int16 activations (its int32 bound, matmul_int8.h); a width other than 0, 8 or
-// 16 fails Prepare.
+// with a weight the integer path cannot take (F16) keeps f32 activations bit for bit, as do Q6_K
+// and Q5_K products with int16 activations (matmul_int8.h); a width other than 0, 8 or 16 fails
+// Prepare.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -51,10 +51,12 @@ bool SimdHere() {
 
 void CheckPlainProduct(int bits) {
   for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ8_0,
-                     DType::kQ4_K, DType::kQ6_K}) {
-    if (!IntSupportsType(type, bits)) continue;  // Q6_K at 16 bits: see below
+                     DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    if (!IntSupportsType(type, bits)) continue;  // Q5_K, Q6_K at 16 bits: see below
     SCOPED_TRACE(std::string(DTypeName(type)) + " int" + std::to_string(bits));
-    const int64_t n_in = type == DType::kQ4_K ? 512 : type == DType::kQ6_K ? 768 : 160;
+    const int64_t n_in = type == DType::kQ4_K || type == DType::kQ5_K ? 512
+                         : type == DType::kQ6_K                       ? 768
+                                                                      : 160;
     const int64_t n_out = 200, chunk = 11, rows = 9;
     PlanHarness h(chunk);
     uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
@@ -84,8 +86,8 @@ void CheckPlainProduct(int bits) {
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       const std::string named = "int" + std::to_string(bits) + " activations";
       EXPECT_NE(description.find(named), std::string::npos) << description;
-      // int8 SIMD products stream Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K weights from a packed
-      // copy (packed_weights.h).
+      // int8 SIMD products stream every integer type's weights from a packed copy
+      // (packed_weights.h).
       const bool packed = bits == 8 && !reference && PackedSupportsType(type);
       EXPECT_EQ(description.find("1 matrices packed") != std::string::npos, packed) << description;
       std::vector<float> got = vktest::Values(h, r, y, rows);
@@ -102,30 +104,35 @@ TEST(CpuInt8BackendTest, PlainProductEqualsTheIntegerReferenceBitwise) {
   CheckPlainProduct(16);
 }
 
-// A Q6_K product asked for int16 activations keeps f32 ones: the bits of the f32 run, on the
-// reference kernels and on the SIMD ones, and no integer kernels are set up for it alone.
-TEST(CpuInt8BackendTest, Q6KWithInt16ActivationsKeepsF32) {
-  const int64_t n_out = 40, n_in = 512, chunk = 4, rows = 3;
-  PlanHarness h(chunk);
-  uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
-  uint32_t w = h.Tensor(BufferId::kWeights, DType::kQ6_K, {n_out, n_in}, "w");
-  uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_out}, "y");
-  h.AddOp(OpKind::kMatMul, {x, w}, {y}, OpParams{});
-  h.Allocate();
-  auto wb = vktest::RandomWeights(DType::kQ6_K, n_out * n_in, 4);
-  std::memcpy(h.Data(w), wb.data(), wb.size());
-  vktest::PutFloats(h, x, vktest::RandomFloats(chunk * n_in, 5));
-  for (bool reference : {true, false}) {
-    SCOPED_TRACE(reference ? "reference" : "simd");
-    RunResult f32 = RunOnCpu(h, 0, reference, rows);
-    std::string description;
-    RunResult r = RunOnCpu(h, 16, reference, rows, &description);
-    ASSERT_TRUE(f32.status.ok() && r.status.ok()) << r.status.message();
-    EXPECT_EQ(description.find("int16 activations"), std::string::npos) << description;
-    std::vector<float> want = vktest::Values(h, f32, y, rows), got = vktest::Values(h, r, y, rows);
-    for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_FALSE(std::isnan(got[i])) << i;
-      ASSERT_EQ(Bits(got[i]), Bits(want[i])) << i << ": " << got[i] << " vs " << want[i];
+// A Q6_K or Q5_K product asked for int16 activations keeps f32 ones (Q6_K: its int32 bound;
+// Q5_K: no int16 kernel): the bits of the f32 run, on the reference kernels and on the SIMD ones,
+// and no integer kernels are set up for it alone.
+TEST(CpuInt8BackendTest, Q6KAndQ5KWithInt16ActivationsKeepF32) {
+  for (DType type : {DType::kQ6_K, DType::kQ5_K}) {
+    SCOPED_TRACE(DTypeName(type));
+    const int64_t n_out = 40, n_in = 512, chunk = 4, rows = 3;
+    PlanHarness h(chunk);
+    uint32_t x = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_in}, "x");
+    uint32_t w = h.Tensor(BufferId::kWeights, type, {n_out, n_in}, "w");
+    uint32_t y = h.Tensor(BufferId::kArena, DType::kF32, {chunk, n_out}, "y");
+    h.AddOp(OpKind::kMatMul, {x, w}, {y}, OpParams{});
+    h.Allocate();
+    auto wb = vktest::RandomWeights(type, n_out * n_in, 4);
+    std::memcpy(h.Data(w), wb.data(), wb.size());
+    vktest::PutFloats(h, x, vktest::RandomFloats(chunk * n_in, 5));
+    for (bool reference : {true, false}) {
+      SCOPED_TRACE(reference ? "reference" : "simd");
+      RunResult f32 = RunOnCpu(h, 0, reference, rows);
+      std::string description;
+      RunResult r = RunOnCpu(h, 16, reference, rows, &description);
+      ASSERT_TRUE(f32.status.ok() && r.status.ok()) << r.status.message();
+      EXPECT_EQ(description.find("int16 activations"), std::string::npos) << description;
+      std::vector<float> want = vktest::Values(h, f32, y, rows);
+      std::vector<float> got = vktest::Values(h, r, y, rows);
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_FALSE(std::isnan(got[i])) << i;
+        ASSERT_EQ(Bits(got[i]), Bits(want[i])) << i << ": " << got[i] << " vs " << want[i];
+      }
     }
   }
 }

@@ -63,7 +63,7 @@ TEST(Gemma3MemoryTest, ContextWithinTheWindowKeepsEveryLayerWhole) {
 
 }  // namespace
 
-// With int8 activations the CPU backend packs the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K
+// With int8 activations the CPU backend packs the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K and Q5_K
 // matrices its products read (backends/cpu/packed_weights.h); the report counts that copy in
 // total_bytes. The file's sizes (gguf-py, MACHINE-FACTS): Q8_0 10 tensors 179,824,640 bytes, Q5_0
 // 81 tensors 43,591,680, Q6_K 9 tensors 9,676,800, Q4_K 27 tensors 13,271,040; every matrix has a

@@ -27,11 +27,12 @@ namespace staticlm::cpu {
 namespace {
 
 const DType kTypes[] = {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                        DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
+                        DType::kQ8_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
-// Q4_K: an f16 dmin after d, as Q4_1's m.
+// Q4_K and Q5_K: an f16 dmin after d, as Q4_1's m.
 bool HasMin(DType type) {
-  return type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K;
+  return type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K ||
+         type == DType::kQ5_K;
 }
 
 // Where the f16 d of a block of `type` starts: first, except Q6_K's, which ends its block.
@@ -149,11 +150,14 @@ IntKernels Reference(int bits) {
   return IntKernelsFor(IntIsa::kReference, bits);
 }
 
-// Q4_K's 32-value sub-block b % 8 of super-block b / 8, from ggml's layout: 6-bit scale and
-// min j in scales[j] and scales[j + 4] (j < 4), else split over scales[j + 4] and the top bits
-// of scales[j − 4] and scales[j]; the nibbles of sub-blocks 2i and 2i + 1 share 32 bytes.
-void Q4KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
-  const uint8_t* block = row + (b / 8) * 144;
+// Q4_K's (five false) or Q5_K's (five true) 32-value sub-block b % 8 of super-block b / 8, from
+// ggml's layout: 6-bit scale and min j in scales[j] and scales[j + 4] (j < 4), else split over
+// scales[j + 4] and the top bits of scales[j − 4] and scales[j]; the nibbles of sub-blocks 2i
+// and 2i + 1 share 32 bytes; Q5_K's qh[32] comes before them, bit j of qh[i] being bit 4 of
+// value i of sub-block j.
+void KQuantMinBlockValues(bool five, const uint8_t* row, int64_t b, double* dw, double* m,
+                          int wq[32]) {
+  const uint8_t* block = row + (b / 8) * (five ? 176 : 144);
   const int j = static_cast<int>(b % 8);
   const uint8_t* q = block + 4;
   const int sc = j < 4 ? q[j] & 63 : (q[j + 4] & 0x0f) | ((q[j - 4] >> 6) << 4);
@@ -163,7 +167,11 @@ void Q4KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq
   *dw = HalfToFloat(h) * double(sc);
   std::memcpy(&h, block + 2, 2);
   *m = -HalfToFloat(h) * double(mn);
-  for (int i = 0; i < 32; ++i) wq[i] = (block[16 + 32 * (j / 2) + i] >> (4 * (j % 2))) & 0x0f;
+  const uint8_t* qs = block + (five ? 48 : 16);
+  for (int i = 0; i < 32; ++i) {
+    wq[i] = (qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 0x0f;
+    if (five) wq[i] |= ((block[16 + i] >> j) & 1) << 4;
+  }
 }
 
 // Q6_K's elements 32j ... 32j + 31 (j = b % 8) of super-block b / 8, from ggml's layout: half
@@ -187,7 +195,8 @@ void Q6KBlockValues(const uint8_t* row, int64_t b, double* dw, double* m, int wq
 
 // The scales and exact integer weights of block b, decoded independently of the kernels.
 void BlockValues(DType type, const uint8_t* row, int64_t b, double* dw, double* m, int wq[32]) {
-  if (type == DType::kQ4_K) return Q4KBlockValues(row, b, dw, m, wq);
+  if (type == DType::kQ4_K) return KQuantMinBlockValues(false, row, b, dw, m, wq);
+  if (type == DType::kQ5_K) return KQuantMinBlockValues(true, row, b, dw, m, wq);
   if (type == DType::kQ6_K) return Q6KBlockValues(row, b, dw, m, wq);
   const size_t bytes = GetDTypeInfo(type).block_bytes;
   const uint8_t* block = row + b * bytes;

@@ -1,5 +1,5 @@
-// Packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K weights (backends/cpu/packed_weights.h) and
-// the integer kernels that stream them:
+// Packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K and Q5_K weights (backends/cpu/packed_weights.h)
+// and the integer kernels that stream them:
 //  - the packed layout holds every scale and value of the file layout where the header says
 //    (checked value by value against the file, padding group included);
 //  - each SIMD implementation this CPU runs gives, from the packed copy, the same bits as the
@@ -25,12 +25,14 @@ const int64_t kOutputs[] = {1, 5, 15, 16, 17, 33, 70, 130};
 const int64_t kInputs[] = {32, 96, 640, 768, 1536};
 
 const DType kTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0,
-                        DType::kQ5_1, DType::kQ6_K, DType::kQ4_K};
+                        DType::kQ5_1, DType::kQ6_K, DType::kQ4_K, DType::kQ5_K};
 
 size_t FileBlock(DType type) {
   switch (type) {
     case DType::kQ4_K:
       return 144;
+    case DType::kQ5_K:
+      return 176;
     case DType::kQ6_K:
       return 210;
     case DType::kQ8_0:
@@ -47,12 +49,13 @@ size_t FileBlock(DType type) {
 }
 
 bool HasMin(DType type) {
-  return type == DType::kQ4_K || type == DType::kQ4_1 || type == DType::kQ5_1;
+  return type == DType::kQ4_K || type == DType::kQ5_K || type == DType::kQ4_1 ||
+         type == DType::kQ5_1;
 }
 
 // Values per file block: a K-quant super-block holds 256.
 int64_t FileValues(DType type) {
-  return type == DType::kQ6_K || type == DType::kQ4_K ? 256 : 32;
+  return type == DType::kQ6_K || type == DType::kQ4_K || type == DType::kQ5_K ? 256 : 32;
 }
 
 // Random rows: every int8 quant (−128 included), every 5- or 6-bit value and int8 scale, and
@@ -295,6 +298,45 @@ TEST(PackedLayoutTest, EveryLegacyScaleAndValueIsWhereTheHeaderSays) {
   }
 }
 
+TEST(PackedLayoutTest, EveryQ5KScaleAndValueIsWhereTheHeaderSays) {
+  const int64_t n_out = 37, n_in = 512, blocks = n_in / 32;
+  const std::vector<uint8_t> w = RandomBlocks(DType::kQ5_K, n_out, n_in, 11);
+  std::vector<uint8_t> packed(PackedBytes(DType::kQ5_K, n_out, n_in));
+  ASSERT_EQ(packed.size(), 3u * blocks * 360);  // 37 rows: 3 groups, the last padded
+  PackX16(DType::kQ5_K, w.data(), n_out, n_in, packed.data());
+  const PackedQ5KSections at = Q5KSections(blocks);
+  for (int64_t g = 0; g < 3; ++g) {
+    const uint8_t* group = packed.data() + g * blocks * 360;
+    for (int64_t c = 0; c < 16; ++c) {
+      const int64_t row = std::min<int64_t>(g * 16 + c, n_out - 1);
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* src = w.data() + (row * blocks / 8 + b / 8) * 176;
+        const int unit = static_cast<int>(b % 8);
+        EXPECT_EQ(0, std::memcmp(group + 64 * (b / 8) + 2 * c, src, 2)) << g << " " << b;
+        EXPECT_EQ(0, std::memcmp(group + 64 * (b / 8) + 32 + 2 * c, src + 2, 2)) << g << " " << b;
+        int sc = 0, mn = 0;
+        FileQ4KScale(src, unit, &sc, &mn);  // Q5_K packs its scales as Q4_K does
+        EXPECT_EQ(group[at.scales + 32 * b + c], sc) << g << " " << b << " " << c;
+        EXPECT_EQ(group[at.scales + 32 * b + 16 + c], mn) << g << " " << b << " " << c;
+        uint32_t qh = 0;
+        std::memcpy(&qh, group + at.high_bits + 64 * b + 4 * c, 4);
+        for (int e = 0; e < 32; ++e) {
+          const uint8_t byte = group[at.nibbles + 256 * b + 64 * (e / 8) + 4 * c + e % 4];
+          const int packed_value =
+              ((e % 8) < 4 ? byte & 0x0f : byte >> 4) | static_cast<int>((qh >> e) & 1u) << 4;
+          // ggml: the nibbles at 48, sub-blocks 2i and 2i + 1 sharing 32 bytes; bit `unit` of
+          // qh[e] (at 16) is bit 4.
+          const int file_value = ((src[48 + 32 * (unit / 2) + e] >> (4 * (unit % 2))) & 0x0f) |
+                                 ((src[16 + e] >> unit) & 1) << 4;
+          ASSERT_EQ(packed_value, file_value)
+              << "group " << g << " block " << b << " row " << c << " value " << e;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(PackedBytes(DType::kQ5_K, 16, 640), 0u);  // rows must be whole super-blocks
+}
+
 TEST(PackedMatMulTest, BitsEqualTheReferenceFromTheFileLayout) {
   const std::vector<IntKernels> kernels = PackedKernels();
   if (kernels.empty()) {
@@ -334,9 +376,9 @@ TEST(PackedMatMulTest, RangesWriteExactlyTheirColumns) {
     GTEST_SKIP() << "this CPU has no packed integer kernels (AVX2, VNNI, NEON dot products)";
   }
   const int64_t n_out = 70, rows = 3;
-  for (DType type :
-       {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ6_K, DType::kQ4_K}) {
-    const int64_t n_in = type == DType::kQ6_K || type == DType::kQ4_K ? 768 : 640;
+  for (DType type : {DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ6_K,
+                     DType::kQ4_K, DType::kQ5_K}) {
+    const int64_t n_in = FileValues(type) == 256 ? 768 : 640;
     const std::vector<uint8_t> w = RandomBlocks(type, n_out, n_in, 3);
     std::vector<uint8_t> packed(PackedBytes(type, n_out, n_in));
     PackX16(type, w.data(), n_out, n_in, packed.data());

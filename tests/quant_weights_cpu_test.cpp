@@ -1,8 +1,7 @@
 // The CPU backend with Q5_0, Q5_1, Q4_K, Q5_K and Q6_K weights: one-op plans built by hand and
 // run on two threads with each SIMD ISA's kernels, the reference kernels and int8 activations.
-// Q5_K and Q6_K have SIMD tiles but no integer kernels, so with int8 activations every product
-// of theirs (and every fused product that includes one) keeps f32 activations; the Q5 types
-// and Q4_K have integer kernels:
+// Every one of these types has integer kernels at 8 bits (Q5_K and Q6_K only at 8: with int16
+// activations their products, and every fused product that includes one, keep f32):
 //  - with the reference kernels and f32 activations, each output equals, bit for bit, an f32
 //    product written here over the dequantized weights (summed in index order, as the
 //    reference does);
@@ -10,10 +9,10 @@
 //    (its bits depend only on the row, the weight row and the ISA: fast_matmul.h), however the
 //    backend splits and fuses the work. The reference fallback, or the integer path's
 //    quantized x, would give other bits and fail;
-//  - a Q5 or Q4_K product with int8 activations equals the integer reference (quantize x, then
+//  - a product with int8 activations equals the integer reference (quantize x, then
 //    ref::MatMulIntRange) bit for bit, with the reference and the SIMD kernels alike.
 // Embedding tables of these types give their dequantized rows; the integer reference refuses
-// Q5_K and Q6_K loudly (NaN) rather than decoding them as Q4_0.
+// Q5_K and Q6_K with int16 activations loudly (NaN) rather than decoding them as Q4_0.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -210,8 +209,8 @@ TEST(QuantWeightsCpuTest, FusedProductOfThreeNewTypes) {
   CheckFusedProductOf({DType::kQ5_0, DType::kQ6_K, DType::kQ5_K});
 }
 
-// The integer reference has no decoder for Q5_K, nor Q6_K with int16 activations: called with
-// one anyway (a contract violation the backend never commits), it must not decode the bytes as
+// The integer reference takes neither Q5_K nor Q6_K with int16 activations: called with one
+// anyway (a contract violation the backend never commits), it must not decode the bytes as
 // another type nor compute a product that could overflow.
 TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   const int64_t n_out = 3, n_in = 256, rows = 2;
@@ -219,8 +218,7 @@ TEST(QuantWeightsCpuTest, IntegerReferenceRefusesLoudly) {
   std::vector<int16_t> q(size_t(rows * n_in));
   std::vector<float> d(size_t(rows * n_in / kQuantBlock));
   std::vector<int32_t> sum(d.size());
-  const std::pair<DType, int> refused[] = {
-      {DType::kQ5_K, 8}, {DType::kQ5_K, 16}, {DType::kQ6_K, 16}};
+  const std::pair<DType, int> refused[] = {{DType::kQ5_K, 16}, {DType::kQ6_K, 16}};
   for (const auto& [type, bits] : refused) {
     SCOPED_TRACE(std::string(DTypeName(type)) + " int" + std::to_string(bits));
     (bits == 16 ? ref::QuantizeInt16 : ref::QuantizeInt8)(x.data(), rows, n_in, q.data(), d.data(),

@@ -378,9 +378,10 @@ Status CpuBackend::PrepareQuantizedActivations(bool reference) {
   return Status::Ok();
 }
 
-// With int8 activations on AVX2 or AVX-512 VNNI: the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K
-// weights the products read, packed once into the layout those kernels stream (packed_weights.h).
-// The file's copy of a matrix nothing else reads (not a tied embedding) is paged out once packed.
+// With int8 activations on AVX2, AVX-512 VNNI or NEON dot products: the Q8_0, Q4_0, Q4_1, Q5_0,
+// Q5_1, Q6_K, Q4_K and Q5_K weights the products read, packed once into the layout those kernels
+// stream (packed_weights.h). The file's copy of a matrix nothing else reads (not a tied embedding)
+// is paged out once packed.
 Status CpuBackend::PreparePackedWeights() {
   std::vector<PackedWeights::Matrix> matrices;
   if (int_kernels_.packed_matmul != nullptr) {

@@ -25,9 +25,9 @@ class CpuBackend final : public Backend {
   // best the CPU has within options.isa (backends/cpu/cpu_isa.h).
   static const char* KernelChoice(const BackendOptions& options);
   // Init only: the bytes Prepare with `options` would allocate for packed copies of weights
-  // (packed_weights.h): the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K matrices of products with int8
-  // activations, when this CPU's integer kernels (AVX2, AVX-512 VNNI) stream the packed layout. 0
-  // otherwise.
+  // (packed_weights.h): the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K, Q5_K matrices of products
+  // with int8 activations, when this CPU's integer kernels (AVX2, AVX-512 VNNI) stream the packed
+  // layout. 0 otherwise.
   static uint64_t PackedWeightBytes(const Plan* const* plans, int n_plans,
                                     const BackendOptions& options);
   const char* name() const override { return "cpu"; }

@@ -72,8 +72,8 @@ using MatMulIntRangeFn = void (*)(DType type, const uint8_t* w, int64_t n_out,
                                   int64_t o_end);
 
 // MatMulIntRangeFn for 8-bit x and weights of `type` (PackedSupportsType: Q8_0, Q4_0, Q4_1, Q5_0,
-// Q5_1, Q6_K, Q4_K) packed in the x16 layout (packed_weights.h) instead of the file's; o_begin is a
-// multiple of kPackedColumns. The same results, bit for bit.
+// Q5_1, Q6_K, Q4_K, Q5_K) packed in the x16 layout (packed_weights.h) instead of the file's;
+// o_begin is a multiple of kPackedColumns. The same results, bit for bit.
 using MatMulIntPackedRangeFn = void (*)(DType type, const uint8_t* packed, int64_t n_out,
                                         const QuantizedActivations& x, float* y, int64_t o_begin,
                                         int64_t o_end);
@@ -105,10 +105,12 @@ bool IntIsaSupported(IntIsa isa, const CpuFeatures& features);
 IntKernels SelectIntKernels(const CpuFeatures& features, int bits);
 
 // Whether the integer path with `bits`-bit activations (8 or 16) computes products with weights
-// of `type`. Not Q5_K (no integer kernel yet), and Q6_K only at 8 bits (its int32 bound above):
-// a product with one of the others keeps f32 activations.
+// of `type`. Q6_K only at 8 bits (its int32 bound above), and Q5_K only at 8 bits too: its SIMD
+// products read the packed layout alone (packed_weights.h; the file-layout kernels hand it to
+// the reference), which int16 has none of. A product with any other weight keeps f32
+// activations.
 inline bool IntSupportsType(DType type, int bits) {
-  if (type == DType::kQ6_K) return bits == 8;
+  if (type == DType::kQ6_K || type == DType::kQ5_K) return bits == 8;
   return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
          type == DType::kQ5_1 || type == DType::kQ8_0 || type == DType::kQ4_K;
 }

@@ -13,7 +13,7 @@
 
 namespace staticlm::cpu::detail::packed_drive {
 
-// Isa provides kMaxRows, the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K, and
+// Isa provides kMaxRows, the block types Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K and Q5_K, and
 //   template <class B, int R> static void Tile(const uint8_t* group, int64_t blocks,
 //       const QuantizedActivations& x, int64_t r0, float* y, int64_t n_out, int count);
 // computing rows [r0, r0 + R) of the group's first `count` columns into y (at row r0, the
@@ -62,6 +62,8 @@ void MatMulRange(DType type, const uint8_t* packed, int64_t n_out, const Quantiz
       return Drive<Isa, typename Isa::Q6_K>(type, packed, n_out, x, y, o_begin, o_end);
     case DType::kQ4_K:
       return Drive<Isa, typename Isa::Q4_K>(type, packed, n_out, x, y, o_begin, o_end);
+    case DType::kQ5_K:
+      return Drive<Isa, typename Isa::Q5_K>(type, packed, n_out, x, y, o_begin, o_end);
     default:  // Q5_0 (PackedSupportsType: no other type reaches here)
       return Drive<Isa, typename Isa::Q5_0>(type, packed, n_out, x, y, o_begin, o_end);
   }

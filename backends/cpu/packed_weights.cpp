@@ -13,6 +13,7 @@ namespace {
 constexpr size_t kQ8_0FileBlock = 34;   // f16 d, 32 int8 quants
 constexpr size_t kQ6_KFileBlock = 210;  // ql[128], qh[64], int8 scales[16], f16 d (256 values)
 constexpr size_t kQ4_KFileBlock = 144;  // f16 d, dmin, 12 bytes of 6-bit scales, 128 of nibbles
+constexpr size_t kQ5_KFileBlock = 176;  // Q4_K's, with qh[32] before the nibbles
 constexpr size_t kAlignment = 64;
 
 int64_t Groups(int64_t n_out) {
@@ -91,22 +92,57 @@ void PackQ4_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t block
   }
 }
 
-// A K-quant row (Q6_K or Q4_K) into column c of group `group`, super-block after super-block.
+// Row c's super-block `src` of Q5_K into group `group` (of `blocks` blocks) at super-block sb.
+void PackQ5_KSuperBlock(const uint8_t* src, int64_t c, int64_t sb, int64_t blocks, uint8_t* group) {
+  const PackedQ5KSections at = Q5KSections(blocks);
+  std::memcpy(group + 64 * sb + 2 * c, src, 2);
+  std::memcpy(group + 64 * sb + 32 + 2 * c, src + 2, 2);
+  uint8_t sc[8], mins[8];
+  kquant::UnpackScalesAndMins(src + 4, sc, mins);
+  const uint8_t* qh = src + 16;
+  for (int64_t unit = 0; unit < 8; ++unit) {
+    const int64_t b = 8 * sb + unit;
+    group[at.scales + 32 * b + c] = sc[unit];
+    group[at.scales + 32 * b + 16 + c] = mins[unit];
+    uint32_t word = 0;  // bit e: bit 4 of the block's value e
+    for (int e = 0; e < 32; ++e) word |= static_cast<uint32_t>((qh[e] >> unit) & 1) << e;
+    std::memcpy(group + at.high_bits + 64 * b + 4 * c, &word, 4);
+    int u[32];  // sub-blocks 2i, 2i + 1: the low, high nibbles of the same 32 bytes
+    for (int e = 0; e < 32; ++e) u[e] = src[48 + 32 * (unit / 2) + e] >> (4 * (unit % 2));
+    PackNibbles(u, c, group + at.nibbles + 256 * b);
+  }
+}
+
+// Bytes per super-block of a K-quant's file layout.
+size_t KQuantFileBlock(DType type) {
+  return type == DType::kQ6_K   ? kQ6_KFileBlock
+         : type == DType::kQ5_K ? kQ5_KFileBlock
+                                : kQ4_KFileBlock;
+}
+
+// A K-quant row (Q6_K, Q4_K or Q5_K) into column c of group `group`, super-block after
+// super-block.
 void PackKQuantRow(DType type, const uint8_t* row, int64_t c, int64_t blocks, uint8_t* group) {
   for (int64_t sb = 0; sb < blocks / 8; ++sb) {
+    const uint8_t* src = row + static_cast<size_t>(sb) * KQuantFileBlock(type);
     if (type == DType::kQ6_K) {
-      PackQ6_KSuperBlock(row + static_cast<size_t>(sb) * kQ6_KFileBlock, c, sb, blocks, group);
+      PackQ6_KSuperBlock(src, c, sb, blocks, group);
+    } else if (type == DType::kQ5_K) {
+      PackQ5_KSuperBlock(src, c, sb, blocks, group);
     } else {
-      PackQ4_KSuperBlock(row + static_cast<size_t>(sb) * kQ4_KFileBlock, c, sb, blocks, group);
+      PackQ4_KSuperBlock(src, c, sb, blocks, group);
     }
   }
+}
+
+bool IsKQuant(DType type) {
+  return type == DType::kQ6_K || type == DType::kQ4_K || type == DType::kQ5_K;
 }
 
 }  // namespace
 
 uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
-  const bool k_quant = type == DType::kQ6_K || type == DType::kQ4_K;
-  const int64_t whole = k_quant ? 256 : 32;  // values per file block
+  const int64_t whole = IsKQuant(type) ? 256 : 32;  // values per file block
   if (!PackedSupportsType(type) || n_out < 1 || n_in < whole || n_in % whole != 0) return 0;
   return static_cast<uint64_t>(Groups(n_out)) * static_cast<uint64_t>(n_in / 32) *
          PackedBlockBytes(type);
@@ -114,9 +150,8 @@ uint64_t PackedBytes(DType type, int64_t n_out, int64_t n_in) {
 
 void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t* out) {
   const int64_t blocks = n_in / 32;
-  if (type == DType::kQ6_K || type == DType::kQ4_K) {
-    const size_t file_block = type == DType::kQ6_K ? kQ6_KFileBlock : kQ4_KFileBlock;
-    const size_t row_bytes = static_cast<size_t>(blocks / 8) * file_block;
+  if (IsKQuant(type)) {
+    const size_t row_bytes = static_cast<size_t>(blocks / 8) * KQuantFileBlock(type);
     const size_t group_bytes = static_cast<size_t>(blocks) * PackedBlockBytes(type);
     std::memset(out, 0, static_cast<size_t>(Groups(n_out)) * group_bytes);  // high bits: ORed
     for (int64_t g = 0; g < Groups(n_out); ++g) {

@@ -24,13 +24,17 @@
 //     per super-block (the 16 rows' f16 d, row c at 2c, then their f16 dmin at 32 + 2c); then
 //     scales, 32 bytes per block (row c's 6-bit scale of the block at c, its 6-bit min at
 //     16 + c, one byte each); then the nibbles, 256 bytes per block, as Q5_0's. 296 / 288 of
-//     the file's size: the one layout here larger than its file.
+//     the file's size.
+//   Q5_K (n_in a multiple of 256; 360 bytes per block of 32 on average): d, dmin and scales as
+//     Q4_K's; then the high bits, 64 bytes per block, as Q5_0's (row c's 32-bit word at 4c,
+//     bit e = bit 4 of the block's value e); then the nibbles, 256 bytes per block. 360 / 352
+//     of the file's size.
 // So a 64-byte chunk is 4 consecutive values of each of the 16 rows (the 4- to 6-bit types: two
 // such sets, one per nibble): one lane per row of an AVX-512 dot-product instruction (two AVX2
 // registers of 8 rows each). With an even number of blocks (every model's widths) every chunk of
 // Q8_0, Q4_0 and Q5_0 is 64-byte aligned in the 64-byte-aligned copy (Q4_1's and Q5_1's always;
 // Q6_K's with a whole number of 2 super-blocks). A packed copy has the file's size (Q4_K: 2.8 %
-// more).
+// more, Q5_K 2.3 %).
 //
 // The repacked copy is planned memory: the CPU backend allocates it at Prepare (counted in
 // MemoryReport::packed_weights_bytes), the file stays mapped read-only and still serves every
@@ -52,6 +56,7 @@ constexpr size_t kPackedQ8_0Block = 544;  // bytes per block of a group: scales,
 constexpr size_t kPackedNibbles = 256;    // nibble bytes per block of a group (4- to 6-bit types)
 constexpr size_t kPackedQ6_KBlock = 420;  // per block of 32: 4 of d, 32 of scales, 128, 256
 constexpr size_t kPackedQ4_KBlock = 296;  // per block of 32: 8 of d, dmin, 32 of scales, 256
+constexpr size_t kPackedQ5_KBlock = 360;  // Q4_K's and 64 of high bits
 
 // The sections of a block of a group of Q4_0, Q4_1, Q5_0 or Q5_1, in bytes.
 struct PackedLegacyLayout {
@@ -72,13 +77,14 @@ inline PackedLegacyLayout LegacyLayout(DType type) {
 // Whether matrices of `type` have a packed layout.
 inline bool PackedSupportsType(DType type) {
   return type == DType::kQ8_0 || IsPackedLegacy(type) || type == DType::kQ6_K ||
-         type == DType::kQ4_K;
+         type == DType::kQ4_K || type == DType::kQ5_K;
 }
 
 // Bytes per block of 32 of a group of `type` (PackedSupportsType; Q6_K: on average).
 inline size_t PackedBlockBytes(DType type) {
   if (type == DType::kQ6_K) return kPackedQ6_KBlock;
   if (type == DType::kQ4_K) return kPackedQ4_KBlock;
+  if (type == DType::kQ5_K) return kPackedQ5_KBlock;
   return type == DType::kQ8_0 ? kPackedQ8_0Block : LegacyLayout(type).block();
 }
 
@@ -98,6 +104,15 @@ struct PackedQ4KSections {
 inline PackedQ4KSections Q4KSections(int64_t blocks) {
   const size_t n = static_cast<size_t>(blocks);
   return {8 * n, 40 * n};
+}
+
+// Where Q5_K's sections start in a group of `blocks` blocks of 32 (its d and dmin at 0).
+struct PackedQ5KSections {
+  size_t scales, high_bits, nibbles;
+};
+inline PackedQ5KSections Q5KSections(int64_t blocks) {
+  const size_t n = static_cast<size_t>(blocks);
+  return {8 * n, 40 * n, 104 * n};
 }
 
 // Bytes of the packed copy of a [n_out, n_in] matrix of `type` (PackedSupportsType), or 0 when

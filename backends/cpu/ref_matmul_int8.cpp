@@ -59,6 +59,22 @@ void DecodeQ4KSubBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
   for (int i = 0; i < 32; ++i) wq[i] = (qs[i] >> (4 * (unit % 2))) & 0x0f;
 }
 
+// Q5_K: as Q4_K (176-byte super-blocks: d, dmin, 12 bytes of scales, qh[32], then the nibbles),
+// with bit 4 of value i of sub-block j in bit j of qh[i].
+void DecodeQ5KSubBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw, float* m) {
+  const uint8_t* block = row + (b / 8) * 176;
+  const int unit = static_cast<int>(b % 8);
+  uint8_t sc[8], mins[8];
+  kquant::UnpackScalesAndMins(block + 4, sc, mins);
+  *dw = HalfToFloat(ReadU16(block)) * static_cast<float>(sc[unit]);
+  *m = -(HalfToFloat(ReadU16(block + 2)) * static_cast<float>(mins[unit]));
+  const uint8_t* qh = block + 16;
+  const uint8_t* qs = block + 48 + 32 * (unit / 2);  // sub-blocks 2i, 2i + 1: low, high nibbles
+  for (int i = 0; i < 32; ++i) {
+    wq[i] = ((qs[i] >> (4 * (unit % 2))) & 0x0f) | ((qh[i] >> unit) & 1) << 4;
+  }
+}
+
 // Q6_K: block b is elements 32 (b % 8) ... + 31 of super-block b / 8 (210 bytes), with dw = d
 // and the int8 scales of its two 16-value sub-blocks.
 void DecodeQ6KBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw, int32_t sub[2]) {
@@ -71,7 +87,8 @@ void DecodeQ6KBlock(const uint8_t* row, int64_t b, int32_t wq[32], float* dw, in
   *dw = HalfToFloat(ReadU16(block + 208));
 }
 
-// Block b of a weight row as integers wq[32] and its scales: dw, m (0 unless Q4_1, Q5_1, Q4_K)
+// Block b of a weight row as integers wq[32] and its scales: dw, m (0 unless Q4_1, Q5_1, Q4_K,
+// Q5_K)
 // and the integer scales of elements 0-15 and 16-31 (1 unless Q6_K).
 void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32], float* dw,
                         float* m, int32_t sub[2]) {
@@ -79,6 +96,7 @@ void DecodeIntegerBlock(DType type, const uint8_t* row, int64_t b, int32_t wq[32
   sub[0] = sub[1] = 1;
   if (type == DType::kQ6_K) return DecodeQ6KBlock(row, b, wq, dw, sub);
   if (type == DType::kQ4_K) return DecodeQ4KSubBlock(row, b, wq, dw, m);
+  if (type == DType::kQ5_K) return DecodeQ5KSubBlock(row, b, wq, dw, m);
   if (type == DType::kQ8_0) {
     const uint8_t* block = row + b * 34;
     *dw = HalfToFloat(ReadU16(block));
@@ -121,7 +139,8 @@ float DotRow(DType type, const uint8_t* row, const T* q, const float* d, const i
     for (int i = 0; i < 32; ++i) half_dots[i / 16] += wq[i] * q[b * kQuantBlock + i];
     const int32_t idot = sub[0] * half_dots[0] + sub[1] * half_dots[1];
     float term = (dw * d[b]) * static_cast<float>(idot);
-    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K) {
+    if (type == DType::kQ4_1 || type == DType::kQ5_1 || type == DType::kQ4_K ||
+        type == DType::kQ5_K) {
       term = term + m * (d[b] * static_cast<float>(sum[b]));
     }
     acc = acc + term;

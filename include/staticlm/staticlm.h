@@ -96,13 +96,13 @@ typedef struct staticlm_limits {
    * skips shader compilation; staticlm_init_notes says what happened. NULL: "<plan_path>.vkcache"
    * when plan_path is set, else no cache; "": no cache. Borrowed for the call. */
   const char* pipeline_cache_path;
-  /* CPU: products with Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K weights (and Q6_K at 8 bits) quantize
+  /* CPU: products with Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K weights (and Q5_K, Q6_K at 8 bits) quantize
    * their activations per block of 32 to this many bits and use integer dot products (AVX-512
    * VNNI or AVX2; 8 bits also arm64 NEON with the dot-product instructions). 0 (default): f32
    * activations. 16: within the golden tolerance of transformers (largest logit difference
    * 0.006 with an f32 cache) and faster. 8: faster still, but moves SmolLM2's logits by about
    * 1 (outside the tolerance); with AVX2, AVX-512 VNNI or NEON dot products it also copies
-   * the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K matrices into a packed layout at init
+   * the Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K and Q5_K matrices into a packed layout at init
    * (staticlm_memory.packed_weights_bytes). Other values are STATICLM_INVALID_ARGUMENT; CPUs
    * without the instructions keep f32 activations (staticlm_backend_description says which). */
   int32_t activation_bits;
@@ -154,8 +154,8 @@ typedef struct staticlm_memory {
    * StaticCache), for comparison with a hybrid or windowed cache. */
   uint64_t kv_all_global_bytes;
   /* Weights copied at init into the backend's own layout, beside the mapped file: the CPU's
-   * packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K and Q4_K matrices when int8 activations run on AVX2 or
-   * AVX-512 VNNI; included in total_bytes. The file's pages of a packed matrix nothing else
+   * packed Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K and Q5_K matrices when int8 activations run on
+   * AVX2 or AVX-512 VNNI; included in total_bytes. The file's pages of a packed matrix nothing else
    * reads (all but a tied embedding) are paged out at init, so they are not resident twice. */
   uint64_t packed_weights_bytes;
 } staticlm_memory;

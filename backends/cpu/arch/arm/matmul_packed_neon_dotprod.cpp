@@ -79,11 +79,21 @@ struct Q8_0Steps {
   }
 };
 
+// Bit 4 of each byte of step s, quarter q (values 4s … 4s + 3 of rows 4q … 4q + 3) from the
+// block's 32-bit high-bit words at `words` (row c's at 4c): bits 4s … 4s + 3 of a row's word,
+// spread one to a byte by a multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms
+// overlapping).
+STATICLM_DOT uint8x16_t FifthBits(const uint8_t* words, int s, int q) {
+  const uint32x4_t qh = vld1q_u32(reinterpret_cast<const uint32_t*>(words) + 4 * q);
+  const uint32x4_t t = vandq_u32(vshlq_u32(qh, vdupq_n_s32(-4 * s)), vdupq_n_u32(0x0f));
+  return vreinterpretq_u8_u32(
+      vandq_u32(vmulq_u32(t, vdupq_n_u32(0x02040810)), vdupq_n_u32(0x10101010)));
+}
+
 // Q4_0, Q4_1, Q5_0 and Q5_1 (kMin: a min per block; kFifth: a fifth bit per value), as in the
 // x86 files: dw = d and m = the f16 m of block b (0 without a min); step s, quarter q is the
-// nibbles of Nibbles with the fifth bit from bits 4s … 4s + 3 of each row's qh word, spread one
-// to a byte by a multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms
-// overlapping). u is the format's unsigned value: wq + 8 (Q4_0), wq + 16 (Q5_0), wq (with a min).
+// nibbles of Nibbles with the fifth bit of FifthBits. u is the format's unsigned value: wq + 8
+// (Q4_0), wq + 16 (Q5_0), wq (with a min).
 template <bool kMin, bool kFifth>
 struct LegacySteps {
   static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
@@ -111,11 +121,7 @@ struct LegacySteps {
   STATICLM_DOT int8x16_t Step(int s, int q) const {
     const uint8x16_t low4 = Nibbles(nibbles, s, q);
     if constexpr (!kFifth) return vreinterpretq_s8_u8(low4);
-    const uint32x4_t words = vld1q_u32(reinterpret_cast<const uint32_t*>(high_bits) + 4 * q);
-    const uint32x4_t t = vandq_u32(vshlq_u32(words, vdupq_n_s32(-4 * s)), vdupq_n_u32(0x0f));
-    const uint32x4_t fifth =
-        vandq_u32(vmulq_u32(t, vdupq_n_u32(0x02040810)), vdupq_n_u32(0x10101010));
-    return vreinterpretq_s8_u8(vorrq_u8(low4, vreinterpretq_u8_u32(fifth)));
+    return vreinterpretq_s8_u8(vorrq_u8(low4, FifthBits(high_bits, s, q)));
   }
 };
 
@@ -156,8 +162,20 @@ struct Q6_KSteps {
   }
 };
 
-// Q4_K: dw = d · sc and m = −(dmin · min) of block b (exact products, as the reference's); step
-// s is the nibbles of Nibbles (u = wq).
+// dw = d · sc and m = −(dmin · min) of block b of Q4_K or Q5_K (d and dmin 64 bytes per
+// super-block at the group's start, the scales section at `scales`; exact products, as the
+// reference's).
+STATICLM_DOT void KQuantMinScales(const uint8_t* group, size_t scales, int64_t b, float32x4_t dw[4],
+                                  float32x4_t m[4]) {
+  const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+  const uint8_t* sc = group + scales + 32 * static_cast<size_t>(b);
+  for (int q = 0; q < 4; ++q) {
+    dw[q] = vmulq_f32(HalvesAsFloats(d, q), BytesAsFloats(sc, q));
+    m[q] = vnegq_f32(vmulq_f32(HalvesAsFloats(d + 32, q), BytesAsFloats(sc + 16, q)));
+  }
+}
+
+// Q4_K: dw = d · sc and m = −(dmin · min) of block b; step s is the nibbles of Nibbles (u = wq).
 struct Q4_KSteps {
   static constexpr int32_t kOffset = 0;
   static constexpr size_t kBlockBytes = kPackedQ4_KBlock;
@@ -168,15 +186,32 @@ struct Q4_KSteps {
       : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
   STATICLM_DOT static void Scales(const uint8_t* group, int64_t blocks, int64_t b,
                                   float32x4_t dw[4], float32x4_t m[4]) {
-    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
-    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
-    for (int q = 0; q < 4; ++q) {
-      dw[q] = vmulq_f32(HalvesAsFloats(d, q), BytesAsFloats(sc, q));
-      m[q] = vnegq_f32(vmulq_f32(HalvesAsFloats(d + 32, q), BytesAsFloats(sc + 16, q)));
-    }
+    KQuantMinScales(group, Q4KSections(blocks).scales, b, dw, m);
   }
   STATICLM_DOT int8x16_t Step(int s, int q) const {
     return vreinterpretq_s8_u8(Nibbles(nibbles, s, q));
+  }
+};
+
+// Q5_K: dw and m as Q4_K's; step s is the nibbles of Nibbles with the fifth bit of FifthBits.
+struct Q5_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ5_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  const uint8_t* high_bits;
+  STATICLM_DOT Q5_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ5KSections at = Q5KSections(blocks);
+    nibbles = group + at.nibbles + 256 * static_cast<size_t>(b);
+    high_bits = group + at.high_bits + 64 * static_cast<size_t>(b);
+  }
+  STATICLM_DOT static void Scales(const uint8_t* group, int64_t blocks, int64_t b,
+                                  float32x4_t dw[4], float32x4_t m[4]) {
+    KQuantMinScales(group, Q5KSections(blocks).scales, b, dw, m);
+  }
+  STATICLM_DOT int8x16_t Step(int s, int q) const {
+    return vreinterpretq_s8_u8(vorrq_u8(Nibbles(nibbles, s, q), FifthBits(high_bits, s, q)));
   }
 };
 
@@ -278,6 +313,7 @@ struct NeonDotPacked {
   using Q5_1 = LegacySteps<true, true>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
+  using Q5_K = Q5_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

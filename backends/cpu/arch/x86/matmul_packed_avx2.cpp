@@ -1,9 +1,9 @@
-// AVX2 products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K or Q4_K weights in the
-// packed x16 layout (packed_weights.h): each step of a block is two registers of 8 output rows × 4
-// consecutive values. Q8_0 goes through vpmaddubsw as |w| against the activations with w's sign (at
-// most 2 · 128 · 127 per pair, no saturation); Q5_0 as its unsigned 5-bit values u = wq + 16 (at
-// most 2 · 31 · 127), Q6_K as u = q6 = wq + 32 (at most 2 · 63 · 127), Q4_1 and Q4_K as their
-// nibbles; vpmaddwd by ones then widens each row's four products into its own int32 lane. The
+// AVX2 products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K or Q5_K weights
+// in the packed x16 layout (packed_weights.h): each step of a block is two registers of 8 output
+// rows × 4 consecutive values. Q8_0 goes through vpmaddubsw as |w| against the activations with
+// w's sign (at most 2 · 128 · 127 per pair, no saturation); the other types as their unsigned
+// values u (at most 63: at most 2 · 63 · 127 per pair), Q6_K's u = q6 = wq + 32; vpmaddwd by ones
+// then widens each row's four products into its own int32 lane. The
 // arithmetic per block is matmul_int8.h's, bit for bit.
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
@@ -74,10 +74,18 @@ struct Q8_0Steps : BlockScales {
   }
 };
 
+// Bit 4 of each byte of step s (values 4s … 4s + 3 of each of 8 rows) from the rows' 32-bit
+// high-bit words qh: bits 4s … 4s + 3 of a row's word, spread one to a byte by a multiply
+// (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
+STATICLM_AVX2 __m256i FifthBits(__m256i qh, int s) {
+  const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh, 4 * s), _mm256_set1_epi32(0x0f));
+  return _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
+                          _mm256_set1_epi32(0x10101010));
+}
+
 // Q4_0, Q4_1, Q5_0 and Q5_1 as in the VNNI file (kMin: a min per block; kFifth: a fifth bit per
 // value); step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h …
-// 8h + 7, with a fifth bit from bits 4s … 4s + 3 of the row's qh word, spread one to a byte by a
-// multiply (t · 0x02040810 puts bit j of t at bit 8j + 4, no two terms overlapping).
+// 8h + 7, with a fifth bit from the row's qh word (FifthBits).
 template <bool kMin, bool kFifth>
 struct LegacySteps {
   static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
@@ -111,10 +119,7 @@ struct LegacySteps {
   STATICLM_AVX2 __m256i Step(int s, int h) const {
     const __m256i low4 = Nibbles(nibbles, s, h);
     if constexpr (!kFifth) return low4;
-    const __m256i t = _mm256_and_si256(_mm256_srli_epi32(qh[h], 4 * s), _mm256_set1_epi32(0x0f));
-    const __m256i fifth = _mm256_and_si256(_mm256_mullo_epi32(t, _mm256_set1_epi32(0x02040810)),
-                                           _mm256_set1_epi32(0x10101010));
-    return _mm256_or_si256(low4, fifth);
+    return _mm256_or_si256(low4, FifthBits(qh[h], s));
   }
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
@@ -167,6 +172,23 @@ STATICLM_AVX2 __m256 BytesAsFloats(const uint8_t* p) {
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
+// dw = d · sc and m = −(dmin · min) of block b of Q4_K or Q5_K, rows 8h … 8h + 7 in half h (d and
+// dmin 64 bytes per super-block at the group's start, the scales section at `scales`).
+STATICLM_AVX2 void KQuantMinScales(const uint8_t* group, size_t scales, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+  const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+  const uint8_t* sc = group + scales + 32 * static_cast<size_t>(b);
+  __m256 dd[2], dmin[2];
+  LoadScales(d, dd);
+  LoadScales(d + 32, dmin);
+  for (int h = 0; h < 2; ++h) {
+    const __m256 neg_dmin = _mm256_castsi256_ps(
+        _mm256_xor_si256(_mm256_castps_si256(dmin[h]), _mm256_set1_epi32(INT32_MIN)));
+    dw[h] = _mm256_mul_ps(dd[h], BytesAsFloats(sc + 8 * h));
+    m[h] = _mm256_mul_ps(neg_dmin, BytesAsFloats(sc + 16 + 8 * h));
+  }
+}
+
 // Q4_K as in the VNNI file: dw = d · sc and m = −(dmin · min) of block b, rows 8h … 8h + 7 in
 // half h (exact products); step s is the nibbles of Nibbles (u = wq).
 struct Q4_KSteps {
@@ -179,19 +201,35 @@ struct Q4_KSteps {
       : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
   STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m256 dw[2],
                                    __m256 m[2]) {
-    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
-    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
-    __m256 dd[2], dmin[2];
-    LoadScales(d, dd);
-    LoadScales(d + 32, dmin);
-    for (int h = 0; h < 2; ++h) {
-      const __m256 neg_dmin = _mm256_castsi256_ps(
-          _mm256_xor_si256(_mm256_castps_si256(dmin[h]), _mm256_set1_epi32(INT32_MIN)));
-      dw[h] = _mm256_mul_ps(dd[h], BytesAsFloats(sc + 8 * h));
-      m[h] = _mm256_mul_ps(neg_dmin, BytesAsFloats(sc + 16 + 8 * h));
-    }
+    KQuantMinScales(group, Q4KSections(blocks).scales, b, dw, m);
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const { return Nibbles(nibbles, s, h); }
+  STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
+};
+
+// Q5_K as in the VNNI file: dw and m as Q4_K's; step s, half h: the nibbles of Nibbles with the
+// fifth bit of FifthBits (u = wq).
+struct Q5_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ5_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  __m256i qh[2];
+  STATICLM_AVX2 Q5_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ5KSections at = Q5KSections(blocks);
+    nibbles = group + at.nibbles + 256 * static_cast<size_t>(b);
+    const uint8_t* words = group + at.high_bits + 64 * static_cast<size_t>(b);
+    qh[0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words));
+    qh[1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 32));
+  }
+  STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m256 dw[2],
+                                   __m256 m[2]) {
+    KQuantMinScales(group, Q5KSections(blocks).scales, b, dw, m);
+  }
+  STATICLM_AVX2 __m256i Step(int s, int h) const {
+    return _mm256_or_si256(Nibbles(nibbles, s, h), FifthBits(qh[h], s));
+  }
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
 };
 
@@ -278,6 +316,7 @@ struct Avx2Packed {
   using Q5_1 = LegacySteps<true, true>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
+  using Q5_K = Q5_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {

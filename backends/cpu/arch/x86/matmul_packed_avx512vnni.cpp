@@ -1,9 +1,10 @@
-// AVX-512 VNNI products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K or Q4_K weights
-// in the x16 packed layout (packed_weights.h). Each step of a block gives 4 consecutive values of
-// each of 16 output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd against the 4
-// activations broadcast adds them into each row's own lane: no gathers, no cross-lane reduction,
-// and the weights are read front to back. The arithmetic per block is matmul_int8.h's, bit for bit
-// (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block order).
+// AVX-512 VNNI products of int8 activations with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q4_K or Q5_K
+// weights in the x16 packed layout (packed_weights.h). Each step of a block gives 4 consecutive
+// values of each of 16 output rows as unsigned bytes, one row per 32-bit lane, so one vpdpbusd
+// against the 4 activations broadcast adds them into each row's own lane: no gathers, no cross-lane
+// reduction, and the weights are read front to back. The arithmetic per block is matmul_int8.h's,
+// bit for bit (integer dot of u = w + offset, minus offset · Σx, then dw · dx · dot added in block
+// order).
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/matmul_packed_drive.h"
 #include "backends/cpu/packed_weights.h"
@@ -62,10 +63,20 @@ struct Q8_0Steps : BlockScales {
   }
 };
 
+// Bit 4 of each byte of step s (values 4s … 4s + 3 of each row) from the rows' 32-bit high-bit
+// words qh: bits 4s … 4s + 3 of a row's word, spread one to a byte by a 16-entry table (vpermd
+// takes an index's low 4 bits).
+STATICLM_VNNI __m512i FifthBits(__m512i qh, int s) {
+  const __m512i spread =
+      _mm512_setr_epi32(0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
+                        0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
+                        0x10100000, 0x10100010, 0x10101000, 0x10101010);
+  return _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
+}
+
 // Q4_0, Q4_1, Q5_0 and Q5_1 (kMin: a min per block; kFifth: a fifth bit per value): dw = d
 // and m = the f16 m of block b (0 without a min); step s is the low (s even) or high (s odd)
-// nibbles of chunk s / 2, with a fifth bit from the rows' qh words: bits 4s … 4s + 3 of a
-// row's word, spread one to a byte by a 16-entry table (vpermd takes an index's low 4 bits).
+// nibbles of chunk s / 2, with a fifth bit from the rows' qh words (FifthBits).
 // u is the format's unsigned value: wq + 8 (Q4_0), wq + 16 (Q5_0), wq (with a min).
 template <bool kMin, bool kFifth>
 struct LegacySteps {
@@ -92,12 +103,7 @@ struct LegacySteps {
   STATICLM_VNNI __m512i Step(int s) const {
     const __m512i low4 = Nibbles(nibbles, s);
     if constexpr (!kFifth) return low4;
-    const __m512i spread =
-        _mm512_setr_epi32(0x00000000, 0x00000010, 0x00001000, 0x00001010, 0x00100000, 0x00100010,
-                          0x00101000, 0x00101010, 0x10000000, 0x10000010, 0x10001000, 0x10001010,
-                          0x10100000, 0x10100010, 0x10101000, 0x10101010);
-    const __m512i fifth = _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
-    return _mm512_or_si512(low4, fifth);
+    return _mm512_or_si512(low4, FifthBits(qh, s));
   }
 };
 
@@ -145,6 +151,19 @@ STATICLM_VNNI __m512 BytesAsFloats(const uint8_t* p) {
       _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 
+// dw = d · sc and m = −(dmin · min) of block b of Q4_K or Q5_K (d and dmin 64 bytes per
+// super-block at the group's start, the scales section at `scales`; exact products, as the
+// reference's).
+STATICLM_VNNI void KQuantMinScales(const uint8_t* group, size_t scales, int64_t b, __m512* dw,
+                                   __m512* m) {
+  const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
+  const uint8_t* sc = group + scales + 32 * static_cast<size_t>(b);
+  const __m512 neg_dmin = _mm512_castsi512_ps(
+      _mm512_xor_si512(_mm512_castps_si512(LoadScales(d + 32)), _mm512_set1_epi32(INT32_MIN)));
+  *dw = _mm512_mul_ps(LoadScales(d), BytesAsFloats(sc));
+  *m = _mm512_mul_ps(neg_dmin, BytesAsFloats(sc + 16));
+}
+
 // Q4_K: dw = d · sc and m = −(dmin · min) of block b (the super-block's f16 d and dmin, the
 // block's 6-bit sc and min bytes, one lane per row: exact products, as the reference's); step s
 // is the nibbles of Nibbles (u = wq).
@@ -158,14 +177,32 @@ struct Q4_KSteps {
       : nibbles(group + Q4KSections(blocks).nibbles + 256 * static_cast<size_t>(b)) {}
   STATICLM_VNNI static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m512* dw,
                                    __m512* m) {
-    const uint8_t* d = group + 64 * static_cast<size_t>(b / 8);
-    const uint8_t* sc = group + Q4KSections(blocks).scales + 32 * static_cast<size_t>(b);
-    const __m512 neg_dmin = _mm512_castsi512_ps(
-        _mm512_xor_si512(_mm512_castps_si512(LoadScales(d + 32)), _mm512_set1_epi32(INT32_MIN)));
-    *dw = _mm512_mul_ps(LoadScales(d), BytesAsFloats(sc));
-    *m = _mm512_mul_ps(neg_dmin, BytesAsFloats(sc + 16));
+    KQuantMinScales(group, Q4KSections(blocks).scales, b, dw, m);
   }
   STATICLM_VNNI __m512i Step(int s) const { return Nibbles(nibbles, s); }
+};
+
+// Q5_K: dw and m as Q4_K's (its sections at Q5KSections); step s is the nibbles of Nibbles with
+// the fifth bit of FifthBits (u = wq).
+struct Q5_KSteps {
+  static constexpr int32_t kOffset = 0;
+  static constexpr size_t kBlockBytes = kPackedQ5_KBlock;
+  static constexpr bool kSubBlockScales = false;
+  static constexpr bool kHasMin = true;
+  const uint8_t* nibbles;
+  __m512i qh;
+  STATICLM_VNNI Q5_KSteps(const uint8_t* group, int64_t blocks, int64_t b) {
+    const PackedQ5KSections at = Q5KSections(blocks);
+    nibbles = group + at.nibbles + 256 * static_cast<size_t>(b);
+    qh = _mm512_loadu_si512(group + at.high_bits + 64 * static_cast<size_t>(b));
+  }
+  STATICLM_VNNI static void Scales(const uint8_t* group, int64_t blocks, int64_t b, __m512* dw,
+                                   __m512* m) {
+    KQuantMinScales(group, Q5KSections(blocks).scales, b, dw, m);
+  }
+  STATICLM_VNNI __m512i Step(int s) const {
+    return _mm512_or_si512(Nibbles(nibbles, s), FifthBits(qh, s));
+  }
 };
 
 // Rows [r0, r0 + R) × one group of 16 output columns at `group`; y points at (r0, column 0);
@@ -246,6 +283,7 @@ struct VnniPacked {
   using Q5_1 = LegacySteps<true, true>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
+  using Q5_K = Q5_KSteps;
   template <class B, int R>
   static void Tile(const uint8_t* group, int64_t blocks, const QuantizedActivations& x, int64_t r0,
                    float* y, int64_t n_out, int count) {
