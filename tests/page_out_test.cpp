@@ -3,9 +3,7 @@
 #include "platform/page_out.h"
 
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -15,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/process_stats.h"
+#include "tests/support/disk_file.h"
 
 namespace staticlm {
 namespace {
@@ -26,18 +25,9 @@ uint64_t FileRssBytes() {
 }
 
 TEST(PageOutTest, FilePagesLeaveTheResidentSetAndReadBackTheSame) {
-  // In the working directory (the build tree): /tmp may be a tmpfs, whose pages are shared
-  // memory, not a file's page cache.
-  char path[] = "staticlm_page_out_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  unlink(path);
-  struct statfs fs;
-  ASSERT_EQ(fstatfs(fd, &fs), 0);
-  if (fs.f_type == TMPFS_MAGIC) {
-    close(fd);
-    GTEST_SKIP() << "the working directory is a tmpfs";
-  }
+  const char* skip_reason = "";
+  const int fd = test::OpenUnlinkedDiskFile(&skip_reason);
+  if (fd < 0) GTEST_SKIP() << skip_reason;
   constexpr size_t kBytes = 32 * kMiB;
   std::vector<uint8_t> pattern(kBytes);
   for (size_t i = 0; i < kBytes; ++i) pattern[i] = static_cast<uint8_t>(i * 131 + i / 4096);

@@ -1,13 +1,14 @@
 #include "platform/process_stats.h"
 
-#include <gtest/gtest.h>
-#include <linux/magic.h>
 #include <sys/mman.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/disk_file.h"
 
 namespace staticlm {
 namespace {
@@ -26,18 +27,9 @@ TEST(ProcessStats, ReportsPlausibleValues) {
 
 // A file's pages, once touched through a mapping, count in VmRSS but not in the non-file part.
 TEST(ProcessStats, MappedFilePagesAreNotNonFileMemory) {
-  // In the working directory (the build tree): /tmp may be a tmpfs, whose pages are shared
-  // memory, not a file's page cache.
-  char path[] = "staticlm_process_stats_XXXXXX";
-  const int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  unlink(path);
-  struct statfs fs;
-  ASSERT_EQ(fstatfs(fd, &fs), 0);
-  if (fs.f_type == TMPFS_MAGIC) {
-    close(fd);
-    GTEST_SKIP() << "the working directory is a tmpfs";
-  }
+  const char* skip_reason = "";
+  const int fd = test::OpenUnlinkedDiskFile(&skip_reason);
+  if (fd < 0) GTEST_SKIP() << skip_reason;
   constexpr size_t kBytes = 64 * kMiB;
   ASSERT_EQ(ftruncate(fd, kBytes), 0);
   uint8_t* file = static_cast<uint8_t*>(mmap(nullptr, kBytes, PROT_READ, MAP_SHARED, fd, 0));

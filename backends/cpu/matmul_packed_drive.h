@@ -19,6 +19,19 @@ namespace staticlm::cpu::detail::packed_drive {
 // computing rows [r0, r0 + R) of the group's first `count` columns into y (at row r0, the
 // group's first column).
 
+// The constants of a Q4_0, Q4_1, Q5_0 or Q5_1 block type that every ISA's steps share: its
+// sections (LegacyLayout), whether it carries a min (Q4_1, Q5_1) and a fifth bit (Q5_0, Q5_1),
+// and the offset of its stored unsigned values u = wq + kOffset (Q4_0 8, Q5_0 16, 0 with a min).
+template <DType kType>
+struct LegacyTraits {
+  static constexpr PackedLegacyLayout kLayout = LegacyLayout(kType);
+  static constexpr bool kHasMin = kLayout.scales > kPackedScales;
+  static constexpr bool kFifth = kLayout.high_bits > 0;
+  static constexpr int32_t kOffset = kHasMin ? 0 : kFifth ? 16 : 8;
+  static constexpr size_t kBlockBytes = kLayout.block();
+  static constexpr bool kSubBlockScales = false;
+};
+
 template <class Isa, class B, int R = 1>
 void RunRows(int rows, const uint8_t* group, int64_t blocks, const QuantizedActivations& x,
              int64_t r0, float* y, int64_t n_out, int count) {

@@ -62,13 +62,13 @@ constexpr size_t kPackedQ5_KBlock = 360;  // Q4_K's and 64 of high bits
 struct PackedLegacyLayout {
   size_t scales;     // 32: the rows' d; 64: d, then m
   size_t high_bits;  // 64 with a fifth bit, else 0
-  size_t block() const { return scales + high_bits + kPackedNibbles; }
+  constexpr size_t block() const { return scales + high_bits + kPackedNibbles; }
 };
-inline bool IsPackedLegacy(DType type) {
+constexpr bool IsPackedLegacy(DType type) {
   return type == DType::kQ4_0 || type == DType::kQ4_1 || type == DType::kQ5_0 ||
          type == DType::kQ5_1;
 }
-inline PackedLegacyLayout LegacyLayout(DType type) {
+constexpr PackedLegacyLayout LegacyLayout(DType type) {
   const bool min = type == DType::kQ4_1 || type == DType::kQ5_1;
   const bool fifth = type == DType::kQ5_0 || type == DType::kQ5_1;
   return {min ? 2 * kPackedScales : kPackedScales, fifth ? size_t{64} : 0};

@@ -90,37 +90,31 @@ STATICLM_DOT uint8x16_t FifthBits(const uint8_t* words, int s, int q) {
       vandq_u32(vmulq_u32(t, vdupq_n_u32(0x02040810)), vdupq_n_u32(0x10101010)));
 }
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 (kMin: a min per block; kFifth: a fifth bit per value), as in the
-// x86 files: dw = d and m = the f16 m of block b (0 without a min); step s, quarter q is the
-// nibbles of Nibbles with the fifth bit of FifthBits. u is the format's unsigned value: wq + 8
-// (Q4_0), wq + 16 (Q5_0), wq (with a min).
-template <bool kMin, bool kFifth>
-struct LegacySteps {
-  static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
-  static constexpr size_t kScaleBytes = kMin ? 2 * kPackedScales : kPackedScales;
-  static constexpr size_t kHighBytes = kFifth ? 64 : 0;
-  static constexpr size_t kBlockBytes = kScaleBytes + kHighBytes + kPackedNibbles;
-  static constexpr bool kSubBlockScales = false;
-  static constexpr bool kHasMin = kMin;
+// Q4_0, Q4_1, Q5_0 and Q5_1 as in the x86 files (packed_drive::LegacyTraits): dw = d and m =
+// the f16 m of block b (0 without a min); step s, quarter q is the nibbles of Nibbles with the
+// fifth bit of FifthBits for Q5_0 and Q5_1.
+template <DType kType>
+struct LegacySteps : packed_drive::LegacyTraits<kType> {
+  using T = packed_drive::LegacyTraits<kType>;
   const uint8_t* nibbles;
   const uint8_t* high_bits;
   STATICLM_DOT LegacySteps(const uint8_t* group, int64_t blocks, int64_t b) {
     const size_t n = static_cast<size_t>(blocks), block = static_cast<size_t>(b);
-    const uint8_t* high = group + n * kScaleBytes;
-    high_bits = high + block * kHighBytes;
-    nibbles = high + n * kHighBytes + block * kPackedNibbles;
+    const uint8_t* high = group + n * T::kLayout.scales;
+    high_bits = high + block * T::kLayout.high_bits;
+    nibbles = high + n * T::kLayout.high_bits + block * kPackedNibbles;
   }
   STATICLM_DOT static void Scales(const uint8_t* group, int64_t, int64_t b, float32x4_t dw[4],
                                   float32x4_t m[4]) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kScaleBytes;
+    const uint8_t* scales = group + static_cast<size_t>(b) * T::kLayout.scales;
     for (int q = 0; q < 4; ++q) {
       dw[q] = HalvesAsFloats(scales, q);
-      m[q] = kMin ? HalvesAsFloats(scales + kPackedScales, q) : vdupq_n_f32(0.0f);
+      m[q] = T::kHasMin ? HalvesAsFloats(scales + kPackedScales, q) : vdupq_n_f32(0.0f);
     }
   }
   STATICLM_DOT int8x16_t Step(int s, int q) const {
     const uint8x16_t low4 = Nibbles(nibbles, s, q);
-    if constexpr (!kFifth) return vreinterpretq_s8_u8(low4);
+    if constexpr (!T::kFifth) return vreinterpretq_s8_u8(low4);
     return vreinterpretq_s8_u8(vorrq_u8(low4, FifthBits(high_bits, s, q)));
   }
 };
@@ -307,10 +301,10 @@ STATICLM_DOT_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
 struct NeonDotPacked {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
-  using Q4_0 = LegacySteps<false, false>;
-  using Q4_1 = LegacySteps<true, false>;
-  using Q5_0 = LegacySteps<false, true>;
-  using Q5_1 = LegacySteps<true, true>;
+  using Q4_0 = LegacySteps<DType::kQ4_0>;
+  using Q4_1 = LegacySteps<DType::kQ4_1>;
+  using Q5_0 = LegacySteps<DType::kQ5_0>;
+  using Q5_1 = LegacySteps<DType::kQ5_1>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
   using Q5_K = Q5_KSteps;

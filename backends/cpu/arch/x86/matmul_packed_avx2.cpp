@@ -83,34 +83,29 @@ STATICLM_AVX2 __m256i FifthBits(__m256i qh, int s) {
                           _mm256_set1_epi32(0x10101010));
 }
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 as in the VNNI file (kMin: a min per block; kFifth: a fifth bit per
-// value); step s, half h: the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h …
-// 8h + 7, with a fifth bit from the row's qh word (FifthBits).
-template <bool kMin, bool kFifth>
-struct LegacySteps {
-  static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
-  static constexpr size_t kScaleBytes = kMin ? 2 * kPackedScales : kPackedScales;
-  static constexpr size_t kHighBytes = kFifth ? 64 : 0;
-  static constexpr size_t kBlockBytes = kScaleBytes + kHighBytes + kPackedNibbles;
-  static constexpr bool kSubBlockScales = false;
-  static constexpr bool kHasMin = kMin;
+// Q4_0, Q4_1, Q5_0 and Q5_1 as in the VNNI file (packed_drive::LegacyTraits); step s, half h:
+// the low (s even) or high (s odd) nibbles of chunk s / 2's rows 8h … 8h + 7, with a fifth bit
+// from the row's qh word (FifthBits) for Q5_0 and Q5_1.
+template <DType kType>
+struct LegacySteps : packed_drive::LegacyTraits<kType> {
+  using T = packed_drive::LegacyTraits<kType>;
   const uint8_t* nibbles;
   __m256i qh[2];
   STATICLM_AVX2 LegacySteps(const uint8_t* group, int64_t blocks, int64_t b) {
     const size_t n = static_cast<size_t>(blocks), block = static_cast<size_t>(b);
-    const uint8_t* high_bits = group + n * kScaleBytes;
-    nibbles = high_bits + n * kHighBytes + block * kPackedNibbles;
+    const uint8_t* high_bits = group + n * T::kLayout.scales;
+    nibbles = high_bits + n * T::kLayout.high_bits + block * kPackedNibbles;
     for (int h = 0; h < 2; ++h) {
-      qh[h] = kFifth ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                           high_bits + block * kHighBytes + 32 * h))
-                     : _mm256_setzero_si256();
+      qh[h] = T::kFifth ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                              high_bits + block * T::kLayout.high_bits + 32 * h))
+                        : _mm256_setzero_si256();
     }
   }
   STATICLM_AVX2 static void Scales(const uint8_t* group, int64_t, int64_t b, __m256 dw[2],
                                    __m256 m[2]) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kScaleBytes;
+    const uint8_t* scales = group + static_cast<size_t>(b) * T::kLayout.scales;
     LoadScales(scales, dw);
-    if constexpr (kMin) {
+    if constexpr (T::kHasMin) {
       LoadScales(scales + kPackedScales, m);
     } else {
       m[0] = m[1] = _mm256_setzero_ps();
@@ -118,7 +113,7 @@ struct LegacySteps {
   }
   STATICLM_AVX2 __m256i Step(int s, int h) const {
     const __m256i low4 = Nibbles(nibbles, s, h);
-    if constexpr (!kFifth) return low4;
+    if constexpr (!T::kFifth) return low4;
     return _mm256_or_si256(low4, FifthBits(qh[h], s));
   }
   STATICLM_AVX2 static __m256i Dot(__m256i u, __m256i x) { return Dot4(u, x); }
@@ -310,10 +305,10 @@ STATICLM_AVX2_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
 struct Avx2Packed {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
-  using Q4_0 = LegacySteps<false, false>;
-  using Q4_1 = LegacySteps<true, false>;
-  using Q5_0 = LegacySteps<false, true>;
-  using Q5_1 = LegacySteps<true, true>;
+  using Q4_0 = LegacySteps<DType::kQ4_0>;
+  using Q4_1 = LegacySteps<DType::kQ4_1>;
+  using Q5_0 = LegacySteps<DType::kQ5_0>;
+  using Q5_1 = LegacySteps<DType::kQ5_1>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
   using Q5_K = Q5_KSteps;

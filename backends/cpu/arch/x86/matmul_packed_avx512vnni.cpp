@@ -74,35 +74,30 @@ STATICLM_VNNI __m512i FifthBits(__m512i qh, int s) {
   return _mm512_permutexvar_epi32(_mm512_srli_epi32(qh, 4 * s), spread);
 }
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 (kMin: a min per block; kFifth: a fifth bit per value): dw = d
-// and m = the f16 m of block b (0 without a min); step s is the low (s even) or high (s odd)
-// nibbles of chunk s / 2, with a fifth bit from the rows' qh words (FifthBits).
-// u is the format's unsigned value: wq + 8 (Q4_0), wq + 16 (Q5_0), wq (with a min).
-template <bool kMin, bool kFifth>
-struct LegacySteps {
-  static constexpr int32_t kOffset = kMin ? 0 : kFifth ? 16 : 8;
-  static constexpr size_t kScaleBytes = kMin ? 2 * kPackedScales : kPackedScales;
-  static constexpr size_t kHighBytes = kFifth ? 64 : 0;
-  static constexpr size_t kBlockBytes = kScaleBytes + kHighBytes + kPackedNibbles;
-  static constexpr bool kSubBlockScales = false;
-  static constexpr bool kHasMin = kMin;
+// Q4_0, Q4_1, Q5_0 and Q5_1 (packed_drive::LegacyTraits): dw = d and m = the f16 m of block b
+// (0 without a min); step s is the low (s even) or high (s odd) nibbles of chunk s / 2, with a
+// fifth bit from the rows' qh words (FifthBits) for Q5_0 and Q5_1.
+template <DType kType>
+struct LegacySteps : packed_drive::LegacyTraits<kType> {
+  using T = packed_drive::LegacyTraits<kType>;
   const uint8_t* nibbles;
   __m512i qh;
   STATICLM_VNNI LegacySteps(const uint8_t* group, int64_t blocks, int64_t b) {
     const size_t n = static_cast<size_t>(blocks), block = static_cast<size_t>(b);
-    const uint8_t* high_bits = group + n * kScaleBytes;
-    nibbles = high_bits + n * kHighBytes + block * kPackedNibbles;
-    qh = kFifth ? _mm512_loadu_si512(high_bits + block * kHighBytes) : _mm512_setzero_si512();
+    const uint8_t* high_bits = group + n * T::kLayout.scales;
+    nibbles = high_bits + n * T::kLayout.high_bits + block * kPackedNibbles;
+    qh = T::kFifth ? _mm512_loadu_si512(high_bits + block * T::kLayout.high_bits)
+                   : _mm512_setzero_si512();
   }
   STATICLM_VNNI static void Scales(const uint8_t* group, int64_t, int64_t b, __m512* dw,
                                    __m512* m) {
-    const uint8_t* scales = group + static_cast<size_t>(b) * kScaleBytes;
+    const uint8_t* scales = group + static_cast<size_t>(b) * T::kLayout.scales;
     *dw = LoadScales(scales);
-    *m = kMin ? LoadScales(scales + kPackedScales) : _mm512_setzero_ps();
+    *m = T::kHasMin ? LoadScales(scales + kPackedScales) : _mm512_setzero_ps();
   }
   STATICLM_VNNI __m512i Step(int s) const {
     const __m512i low4 = Nibbles(nibbles, s);
-    if constexpr (!kFifth) return low4;
+    if constexpr (!T::kFifth) return low4;
     return _mm512_or_si512(low4, FifthBits(qh, s));
   }
 };
@@ -277,10 +272,10 @@ STATICLM_VNNI_KERNEL void RunPackedTile(const uint8_t* group, int64_t blocks,
 struct VnniPacked {
   static constexpr int kMaxRows = detail::kMaxRows;
   using Q8_0 = Q8_0Steps;
-  using Q4_0 = LegacySteps<false, false>;
-  using Q4_1 = LegacySteps<true, false>;
-  using Q5_0 = LegacySteps<false, true>;
-  using Q5_1 = LegacySteps<true, true>;
+  using Q4_0 = LegacySteps<DType::kQ4_0>;
+  using Q4_1 = LegacySteps<DType::kQ4_1>;
+  using Q5_0 = LegacySteps<DType::kQ5_0>;
+  using Q5_1 = LegacySteps<DType::kQ5_1>;
   using Q6_K = Q6_KSteps;
   using Q4_K = Q4_KSteps;
   using Q5_K = Q5_KSteps;
