@@ -5,6 +5,10 @@
 // embedding reads the same tensor (tied). The file's resident pages grow by less than the
 // whole file's weights after init and a step: without the page-out they grow by all of them
 // (every packed matrix was read to pack it). Memory pressure can only make the figure smaller.
+// The model is a private copy: the kernel does not page out a page another process maps too,
+// and other tests map the default model beside this one.
+#include <unistd.h>
+
 #include <string>
 
 #include <gtest/gtest.h>
@@ -12,6 +16,7 @@
 #include "platform/process_stats.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/disk_file.h"
 
 namespace {
 
@@ -26,12 +31,17 @@ TEST(PackedWeightsResidencyTest, PackedLayerWeightsLeaveTheFileResidentSet) {
     GTEST_SKIP() << "no model at " << STATICLM_DEFAULT_MODEL;
   }
   if (staticlm::CurrentRssBytes() == 0) GTEST_SKIP() << "no /proc/self/status here";
+  const char* skip_reason = "";
+  const std::string model =
+      staticlm::test::CopyToPrivateDiskFile(STATICLM_DEFAULT_MODEL, &skip_reason);
+  if (model.empty()) GTEST_SKIP() << skip_reason;
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.max_context = 64;
   limits.activation_bits = 8;
   const uint64_t before = FileRssBytes();
-  staticlm::test::ContextPtr ctx = staticlm::test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+  staticlm::test::ContextPtr ctx = staticlm::test::CreateContext(model.c_str(), limits);
+  unlink(model.c_str());  // the mapping keeps it
   ASSERT_NE(ctx, nullptr);
   const std::string description = staticlm_backend_description(ctx.get());
   if (description.find("matrices packed") == std::string::npos) {
