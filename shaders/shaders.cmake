@@ -1,9 +1,8 @@
 # Compiles the GLSL compute shaders to SPIR-V at build time, one variant per set of -D defines
 # (weight type, fused mode, reduction style, …) from a single source each, and embeds them in
 # the library as uint32_t arrays (shaders/embed_spirv.cmake). Nothing is compiled at run time.
-# include()d from backends/CMakeLists.txt (so the generated file is a source of a target in
-# the same directory) only when STATICLM_VULKAN is on; sets
-# STATICLM_SPIRV_SOURCE to the generated .cpp.
+# include()d from backends/CMakeLists.txt only when STATICLM_VULKAN is on; defines the object
+# library staticlm_spirv (the generated .cpp), which staticlm_backends links.
 
 set(spv_dir ${CMAKE_CURRENT_BINARY_DIR}/spirv)
 file(MAKE_DIRECTORY ${spv_dir})
@@ -128,4 +127,8 @@ add_custom_command(OUTPUT ${generated}
                            -DOUT=${generated} -P ${shader_dir}/embed_spirv.cmake
                    DEPENDS ${spv_files} ${shader_dir}/embed_spirv.cmake
                    COMMENT "Embedding SPIR-V modules" VERBATIM)
-set(STATICLM_SPIRV_SOURCE ${generated})
+# A target of its own, depending on nothing: CMake's Ninja generator starts a target's custom
+# commands only after every target it links is built, so while the shaders were commands of
+# staticlm_backends they waited for the CUDA kernels (matmul.cu alone compiles for ~80 s) with
+# one core idle (issue 19: a fresh Release build ran one job at a time for 75 of its 320 s).
+add_library(staticlm_spirv OBJECT ${generated})
