@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -21,6 +22,7 @@
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vulkan_backend.h"
+#include "tests/support/sanitizer_build.h"
 #include "tests/vulkan_compare.h"
 #endif
 
@@ -28,6 +30,9 @@ namespace staticlm::vktest {
 namespace {
 
 #if defined(STATICLM_HAVE_VULKAN)
+
+using staticlm::test::SweepCases;
+using staticlm::test::SweepRuns;
 
 const DType kWeightTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16,
                               DType::kQ4_0, DType::kQ4_1, DType::kQ8_0};
@@ -679,36 +684,47 @@ CacheCase TiledCase(const TiledMode& m, int32_t hd, int32_t heads, int32_t kv_he
   return cc;
 }
 
+// The sanitizer build runs one style and head size per mode (tests/support/sanitizer_build.h).
 TEST(VulkanKernelsTest, TiledPrefillEveryPolicyAndType) {
+  size_t ran = 0;
   for (int style : {0, 1}) {
-    for (const TiledMode& m : kTiledModes) {
+    for (size_t mode = 0; mode < std::size(kTiledModes); ++mode) {
+      const TiledMode& m = kTiledModes[mode];
       // Head sizes: q8 a power of two, q4 a multiple of 8, else one not a multiple of 4.
       const int32_t awkward = m.quant == KvQuant::kQ8 ? 64 : (m.quant == KvQuant::kQ4 ? 96 : 66);
       for (int32_t hd : {awkward, 128}) {
+        if (!SweepRuns(mode, size_t(style * 2 + (hd == 128)), 4)) continue;
         SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
                      std::to_string(int(m.quant)) + " " + DTypeName(m.kv) + " hd " +
                      std::to_string(hd) + " style " + std::to_string(style));
         CacheCase cc = TiledCase(m, hd, 6, 2);
         cc.style = style;
         RunCacheCase(cc);
+        ++ran;
       }
     }
   }
+  EXPECT_EQ(ran, SweepCases(std::size(kTiledModes), 4));
 }
 
 TEST(VulkanKernelsTest, TiledPrefillHeadGroups) {
+  size_t ran = 0;
   for (int style : {0, 1}) {
-    for (const TiledMode& m : kTiledModes) {
+    for (size_t mode = 0; mode < std::size(kTiledModes); ++mode) {
+      const TiledMode& m = kTiledModes[mode];
       for (auto [heads, kv_heads] : {std::pair{6, 1}, std::pair{4, 4}}) {
+        if (!SweepRuns(mode, size_t(style * 2 + (heads == 4)), 4)) continue;
         SCOPED_TRACE(std::string(CachePolicyName(m.policy)) + " quant " +
                      std::to_string(int(m.quant)) + " heads " + std::to_string(heads) + "/" +
                      std::to_string(kv_heads) + " style " + std::to_string(style));
         CacheCase cc = TiledCase(m, 64, heads, kv_heads);
         cc.style = style;
         RunCacheCase(cc);
+        ++ran;
       }
     }
   }
+  EXPECT_EQ(ran, SweepCases(std::size(kTiledModes), 4));
 }
 
 TEST(VulkanKernelsTest, TiledPrefillRingsPastMaxContext) {

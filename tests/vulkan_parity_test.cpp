@@ -14,18 +14,14 @@
 #include "staticlm/staticlm.h"
 #include "tests/support/backend_parity.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/sanitizer_build.h"
 
 namespace {
 
 // The sanitizer build (there for memory errors) runs each quantized cache once, windowed: the
 // host code is the same for the static variant, and the CPU reference run that calibrates the
 // bound takes minutes there. The Release build runs both.
-#ifdef STATICLM_SANITIZE
-constexpr bool kSanitizerBuild = true;
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
-
+using staticlm::test::kSanitizerBuild;
 using Context = staticlm::test::ContextPtr;
 using CacheMode = staticlm::test::ParityMode;
 
