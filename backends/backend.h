@@ -39,7 +39,8 @@ struct BackendOptions {
   // the caller then copies them with FetchLogits when it needs them. Ignored by backends whose
   // logits are written to the host io buffer anyway (CPU).
   bool logits_on_request = false;
-  // CPU: time every op of every step into the backend's OpProfile (two clock reads per op).
+  // Time every op of every step into the backend's OpProfile: CPU, two clock reads per op;
+  // Vulkan, a device timestamp after each dispatch (Prepare fails on a device without them).
   bool profile_ops = false;
 };
 

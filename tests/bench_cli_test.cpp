@@ -159,8 +159,9 @@ TEST(BenchCliTest, PlotHasALinePerDepthAndRep) {
   EXPECT_NE(r.output.find("not measured"), std::string::npos) << r.output;
 }
 
-// --op-profile: a table per depth of where a decode token's time goes, the same rows in the
-// JSON report; a backend that keeps no profile is refused with one line.
+// --op-profile: a table per depth of where a decode token's time goes and one of where a
+// prompt token's goes in prefill, the same rows in the JSON report; on the CPU and, where the
+// machine has a Vulkan device, on Vulkan (device timestamps).
 TEST(BenchCliTest, OpProfilePrintsWhereTheTimeGoes) {
   std::string json_path = TempPath("ops.json");
   std::remove(json_path.c_str());
@@ -170,19 +171,23 @@ TEST(BenchCliTest, OpProfilePrintsWhereTheTimeGoes) {
   EXPECT_NE(r.output.find("decode ops at depth 16 "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  matmul       Q4_1 "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("  attention "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("prefill ops (per prompt token, "), std::string::npos) << r.output;
   std::string json = ReadFile(json_path);
   EXPECT_TRUE(Balanced(json));
   EXPECT_NE(json.find("\"decode_op_profile_by_depth\": {"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"prefill_op_profile\": ["), std::string::npos) << json;
   EXPECT_GT(NumberOf(json, "ms_per_token"), 0.0) << json;
   EXPECT_GT(NumberOf(json, "calls_per_token"), 0.0) << json;
-  EXPECT_EQ(Count(json, "\"op\": \"embed\""), 2u) << json;  // one row per depth
+  // One row per depth and one for the prefill.
+  EXPECT_EQ(Count(json, "\"op\": \"embed\""), 3u) << json;
 
   Result devices = RunCli("inspect --devices");
   if (devices.output.find("Vulkan devices (") == std::string::npos) return;
-  Result vulkan = RunCli("bench " + kTiny + " --backend vulkan --op-profile");
-  EXPECT_EQ(vulkan.exit_code, 2) << vulkan.output;
-  EXPECT_NE(vulkan.output.find("staticlm: --op-profile: the vulkan backend does not time its ops"),
-            std::string::npos)
+  Result vulkan = RunCli("bench " + kTiny + " --backend vulkan --op-profile --gen-tokens 2");
+  EXPECT_EQ(vulkan.exit_code, 0) << vulkan.output;
+  EXPECT_NE(vulkan.output.find("decode ops at depth 0 "), std::string::npos) << vulkan.output;
+  EXPECT_NE(vulkan.output.find("  matmul       Q4_1 "), std::string::npos) << vulkan.output;
+  EXPECT_NE(vulkan.output.find("prefill ops (per prompt token, "), std::string::npos)
       << vulkan.output;
 }
 

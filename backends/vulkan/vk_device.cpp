@@ -176,6 +176,7 @@ Status DeviceContext::PickDevice(int index) {
   info_.uniform_offset_align = p.limits.minUniformBufferOffsetAlignment;
   info_.max_allocation = m3.maxMemoryAllocationSize;
   info_.max_group_count_x = p.limits.maxComputeWorkGroupCount[0];
+  info_.timestamp_period_ns = p.limits.timestampPeriod;
   info_.subgroup_size = subgroup.subgroupSize;
   info_.subgroup_arithmetic =
       (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
@@ -206,6 +207,7 @@ Status DeviceContext::CreateLogicalDevice() {
   for (uint32_t i = 0; i < n && !found; ++i) {
     if ((families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) != 0) {
       queue_family_ = i;
+      info_.timestamp_bits = families[i].timestampValidBits;
       found = true;
     }
   }

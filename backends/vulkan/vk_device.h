@@ -37,6 +37,10 @@ struct DeviceInfo {
   // VK_EXT_external_memory_host is enabled: buffers may use host memory imported in place.
   bool host_import = false;
   uint64_t host_import_align = 0;  // minImportedHostPointerAlignment (pointer and size)
+  // Timestamp queries on the compute queue: its timestampValidBits (0: none) and the
+  // nanoseconds per tick (timestampPeriod).
+  uint32_t timestamp_bits = 0;
+  float timestamp_period_ns = 0.0f;
 };
 
 class DeviceContext {

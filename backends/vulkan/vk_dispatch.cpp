@@ -628,12 +628,19 @@ Status TranslatePlan(const Plan& plan, const RopeRows& rope, const DispatchOptio
   }
   Translator t{plan, rope, options, out, scratch_bytes};
   for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const size_t first = out->size();
+    uint32_t ops = 1;
     if (i + 1 < plan.ops.size() && t.CanPairRope(plan.ops[i], plan.ops[i + 1])) {
       STATICLM_RETURN_IF_ERROR(t.RopePair(plan.ops[i], plan.ops[i + 1]));
-      ++i;
-      continue;
+      ops = 2;
+    } else {
+      STATICLM_RETURN_IF_ERROR(t.Translate(plan.ops[i]));
     }
-    STATICLM_RETURN_IF_ERROR(t.Translate(plan.ops[i]));
+    for (size_t d = first; d < out->size(); ++d) {
+      (*out)[d].op = static_cast<uint32_t>(i);
+      (*out)[d].ops = ops;
+    }
+    i += ops - 1;
   }
   return Status::Ok();
 }

@@ -48,6 +48,10 @@ struct Dispatch {
   PushConstants pc;  // base[] is filled in when the descriptors are resolved
   uint32_t groups[3] = {1, 1, 1};
   bool barrier_before = true;  // false: independent of the previous dispatch (same op)
+  // The plan ops the dispatch computes: ops [op, op + ops) of the plan (two for a pair of RoPE
+  // ops done in one dispatch). An op's dispatches are consecutive.
+  uint32_t op = 0;
+  uint32_t ops = 1;
 };
 
 // What the translation needs besides the plan.

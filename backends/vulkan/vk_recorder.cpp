@@ -72,7 +72,9 @@ Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkC
   }
   VkPipelineLayout layout = in.pipelines->layout();
   VkDescriptorSetLayout set_layout = in.pipelines->set_layout();
-  for (Dispatch& d : dispatches) {
+  if (in.timer != nullptr) in.timer->RecordStart(cb, in.plan);
+  for (size_t index = 0; index < dispatches.size(); ++index) {
+    Dispatch& d = dispatches[index];
     VkPipeline pipeline = VK_NULL_HANDLE;
     STATICLM_RETURN_IF_ERROR(in.pipelines->Get(d.shader, &pipeline));
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
@@ -98,6 +100,7 @@ Status RecordPlan(const RecordInputs& in, std::vector<Dispatch>& dispatches, VkC
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
     vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants), &d.pc);
     vkCmdDispatch(cb, d.groups[0], d.groups[1], d.groups[2]);
+    if (in.timer != nullptr) in.timer->RecordAfter(cb, in.plan, index);
   }
   // Logits and cache writes become visible to the host once the fence signals.
   ShaderWriteBarrier(cb, VK_ACCESS_HOST_READ_BIT, VK_PIPELINE_STAGE_HOST_BIT);

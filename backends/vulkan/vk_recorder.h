@@ -11,6 +11,7 @@
 #include "backends/vulkan/vk_dispatch.h"
 #include "backends/vulkan/vk_memory.h"
 #include "backends/vulkan/vk_pipelines.h"
+#include "backends/vulkan/vk_timestamps.h"
 #include "platform/status.h"
 
 namespace staticlm::vulkan {
@@ -21,6 +22,8 @@ struct RecordInputs {
   const DeviceBuffer* buffers;  // indexed by Slot
   const DeviceBuffer* step;     // the uniform block of the step's parameters
   VkDescriptorPool pool;
+  const DispatchTimer* timer;  // null, or prepared: the plan's dispatches are timed
+  int plan;                    // the plan's index (the timer's queries)
 };
 
 // Init only. `dispatches` must already hold every dispatch of the plan.

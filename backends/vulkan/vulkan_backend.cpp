@@ -55,6 +55,7 @@ VulkanBackend::~VulkanBackend() {
   (void)vkDeviceWaitIdle(dc_.device());  // a lost device says so; its objects are freed anyway
   VkDevice dev = dc_.device();
   if (fence_ != VK_NULL_HANDLE) vkDestroyFence(dev, fence_, dc_.allocator());
+  timer_.Destroy(&dc_);
   if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(dev, command_pool_, dc_.allocator());
   if (descriptor_pool_ != VK_NULL_HANDLE) {
     vkDestroyDescriptorPool(dev, descriptor_pool_, dc_.allocator());
@@ -103,8 +104,11 @@ Status VulkanBackend::Prepare(const Plan* const* plans, int n_plans, const Buffe
   }
   STATICLM_RETURN_IF_ERROR(CreateBuffers(buffers, scratch));
   STATICLM_RETURN_IF_ERROR(CreateCommandObjects(n_dispatches, n_plans));
-  RecordInputs in{&dc_, &pipelines_, buffers_, &step_, descriptor_pool_};
+  if (options_.profile_ops) STATICLM_RETURN_IF_ERROR(timer_.Prepare(&dc_, dispatches_, plans));
   for (int i = 0; i < n_plans; ++i) {
+    RecordInputs in{&dc_,   &pipelines_,      buffers_,
+                    &step_, descriptor_pool_, timer_.prepared() ? &timer_ : nullptr,
+                    i};
     STATICLM_RETURN_IF_ERROR(RecordPlan(in, dispatches_[size_t(i)], commands_[size_t(i)]));
   }
   SamplingBuffers sampling{&buffers_[static_cast<int>(Slot::kIo)],
@@ -229,6 +233,10 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
   }
   if (r != VK_SUCCESS) return Status::Error(StatusCode::kInternal, "Vulkan submit failed");
   vkResetFences(dc_.device(), 1, &fence_);
+  if (timer_.prepared()) {
+    STATICLM_RETURN_IF_ERROR(timer_.Collect(
+        &dc_, plan_index, plan, dispatches_[static_cast<size_t>(plan_index)], &op_profile_));
+  }
   if (!options_.logits_on_request) {
     const TensorRegion& logits = plan.tensors[plan.logits_tensor];
     std::memcpy(host_.data[io] + logits.offset, device_io + logits.offset, logits.bytes());

@@ -17,6 +17,7 @@
 #include "backends/vulkan/vk_memory.h"
 #include "backends/vulkan/vk_pipelines.h"
 #include "backends/vulkan/vk_sampling.h"
+#include "backends/vulkan/vk_timestamps.h"
 
 namespace staticlm::vulkan {
 
@@ -48,6 +49,11 @@ class VulkanBackend final : public Backend {
                           uint64_t bytes) override;
   bool logits_stay_on_device() const override { return options_.logits_on_request; }
   Status FetchLogits(int plan_index, int32_t first_row, int32_t n_rows) override;
+  // With BackendOptions::profile_ops: each op's device time (vk_timestamps.h).
+  const OpProfile* op_profile() const override {
+    return timer_.prepared() ? &op_profile_ : nullptr;
+  }
+  void ResetOpProfile() override { op_profile_.Reset(); }
   int32_t max_device_top_k() const override { return plans_.empty() ? 0 : DeviceSampler::kMaxTopK; }
   Status SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
                         int32_t* token) override;
@@ -83,6 +89,8 @@ class VulkanBackend final : public Backend {
   DeviceBuffer step_;
   RopeRows rope_rows_;  // what Execute writes into Slot::kRopeRows (vk_step.h)
   DeviceSampler sampling_;
+  DispatchTimer timer_;   // prepared only with options_.profile_ops
+  OpProfile op_profile_;  // what timer_ collected
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;

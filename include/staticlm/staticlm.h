@@ -118,8 +118,10 @@ typedef struct staticlm_limits {
    * Overrides a plan file's kernel choice; reference_kernels overrides it.
    * staticlm_backend_description names the ISA chosen. Borrowed for the call. */
   const char* isa;
-  /* CPU: nonzero times every op of every step (two clock reads per op, no allocation), summed
-   * by op kind and weight type for staticlm_op_profile; 0 (default): no timing. */
+  /* Nonzero times every op of every step, summed by op kind and weight type for
+   * staticlm_op_profile: the CPU backend with two clock reads per op, the Vulkan backend with a
+   * device timestamp after each dispatch (its init fails, STATICLM_UNSUPPORTED, on a device
+   * whose queue writes none); neither allocates. 0 (default): no timing. */
   int32_t profile_ops;
 } staticlm_limits;
 
@@ -518,14 +520,17 @@ typedef struct staticlm_op_time {
   const char* weight;  /* matmul: the (first) weight's type, "Q4_K", "Q6_K", ...; embed: the
                           table's; other ops: "" (static storage) */
   int64_t calls;       /* ops run */
-  double seconds;      /* their wall time on the calling thread, start to end of each op */
+  double seconds;      /* CPU: their wall time on the calling thread, start to end of each
+                          op; Vulkan: device time (staticlm_op_profile) */
   double weight_bytes; /* bytes of weight matrices the products read; 0 for other ops */
 } staticlm_op_time;
 
 /* Run phase; never allocates. The op profile of a context created with limits.profile_ops:
  * copies up to `capacity` rows into `rows` and sets *n_rows to the number of rows there are
  * (call with capacity 0 to size the array; 32 is enough for every model so far).
- * STATICLM_UNSUPPORTED when the backend keeps no profile (Vulkan, CUDA) or profile_ops was 0. */
+ * STATICLM_UNSUPPORTED when the backend keeps no profile (CUDA) or profile_ops was 0. On the
+ * Vulkan backend `seconds` is device time: from the end of the previous dispatch to the end of
+ * the op's last one (sampling on the device is not timed). */
 staticlm_status staticlm_op_profile(const staticlm_context* context, staticlm_op_time* rows,
                                     size_t capacity, size_t* n_rows);
 /* Run phase. Empties the op profile (for example before the steps to be measured). */

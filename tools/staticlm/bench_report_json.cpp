@@ -131,26 +131,30 @@ void WriteReps(JsonOut& j, const BenchReport& r) {
   j.EndObject();
 }
 
-// --op-profile: depth → rows, slowest first; absent without it.
+// The rows of op-profile slot `d`, slowest first, as an array named `key`.
+void WriteOpRows(JsonOut& j, const BenchReport& r, size_t d, const char* key) {
+  j.BeginArray(key);
+  for (const OpProfileLine& line : OpProfileLines(r, d)) {
+    j.BeginObject();
+    j.String("op", line.op);
+    j.String("weight", line.weight);
+    j.Number("calls_per_token", line.calls_per_token);
+    j.Number("ms_per_token", line.ms_per_token);
+    j.Number("percent", line.percent);
+    j.Number("weight_gb_per_s", line.weight_gb_per_s);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+// --op-profile: depth → rows, then the prefill's rows (per prompt token); absent without it.
 void WriteOpProfile(JsonOut& j, const BenchReport& r) {
   const BenchWorkload& w = *r.workload;
   if (!w.op_profile) return;
   j.BeginObject("decode_op_profile_by_depth");
-  for (size_t d = 0; d < w.n_depths; ++d) {
-    j.BeginArray(DepthKey(w.depths[d]).c_str());
-    for (const OpProfileLine& line : OpProfileLines(r, d)) {
-      j.BeginObject();
-      j.String("op", line.op);
-      j.String("weight", line.weight);
-      j.Number("calls_per_token", line.calls_per_token);
-      j.Number("ms_per_token", line.ms_per_token);
-      j.Number("percent", line.percent);
-      j.Number("weight_gb_per_s", line.weight_gb_per_s);
-      j.EndObject();
-    }
-    j.EndArray();
-  }
+  for (size_t d = 0; d < w.n_depths; ++d) WriteOpRows(j, r, d, DepthKey(w.depths[d]).c_str());
   j.EndObject();
+  WriteOpRows(j, r, w.n_depths, "prefill_op_profile");
 }
 
 }  // namespace

@@ -68,13 +68,18 @@ void PrintDecode(FILE* out, const BenchFigures& f) {
   std::fputc('\n', out);
 }
 
-// --op-profile: where a decode token's time goes, per depth.
+// --op-profile: where a decode token's time goes, per depth, then a prompt token's in prefill.
 void PrintOpProfile(FILE* out, const BenchReport& r) {
   const BenchWorkload& w = *r.workload;
   if (!w.op_profile) return;
-  for (size_t d = 0; d < w.n_depths; ++d) {
-    std::fprintf(out, "decode ops at depth %d (per token, %d reps x %d tokens)\n", w.depths[d],
-                 w.reps, w.gen_tokens);
+  for (size_t d = 0; d <= w.n_depths; ++d) {
+    if (d < w.n_depths) {
+      std::fprintf(out, "decode ops at depth %d (per token, %d reps x %d tokens)\n", w.depths[d],
+                   w.reps, w.gen_tokens);
+    } else {
+      std::fprintf(out, "prefill ops (per prompt token, %d reps x %d tokens)\n", w.reps,
+                   w.prompt_tokens);
+    }
     std::fprintf(out, "  %-12s %-7s %8s %10s %7s %12s\n", "op", "weight", "calls", "ms", "%",
                  "weight GB/s");
     for (const OpProfileLine& line : OpProfileLines(r, d)) {
@@ -132,7 +137,9 @@ std::vector<OpProfileLine> OpProfileLines(const BenchReport& r, size_t d) {
   if (!w.op_profile) return lines;
   const staticlm_op_time* rows = results.op_rows.data() + d * kBenchOpRows;
   const size_t n = results.op_rows_used[d];
-  const double tokens = static_cast<double>(w.reps) * w.gen_tokens;
+  // Per token: of the timed decode steps, or of the prompt for the prefill slot.
+  const double tokens =
+      static_cast<double>(w.reps) * (d == w.n_depths ? w.prompt_tokens : w.gen_tokens);
   double total = 0;
   for (size_t i = 0; i < n; ++i) total += rows[i].seconds;
   for (size_t i = 0; i < n; ++i) {

@@ -14,21 +14,6 @@ staticlm_sampler GreedySampler() {
   return s;
 }
 
-// From an empty cache: prefill the prompt and sample the first token.
-staticlm_status MeasureFirstToken(staticlm_context* ctx, const BenchWorkload& w, BenchRep* rep) {
-  const staticlm_sampler greedy = GreedySampler();
-  staticlm_reset(ctx);
-  double start = NowSeconds();
-  staticlm_status s = staticlm_prefill(ctx, w.tokens, static_cast<size_t>(w.prompt_tokens));
-  double prefilled = NowSeconds();
-  int32_t token = 0;
-  if (s == STATICLM_OK) s = staticlm_sample(ctx, &greedy, &token);
-  double sampled = NowSeconds();
-  rep->prefill_s = prefilled - start;
-  rep->ttft_s = sampled - start;
-  return s;
-}
-
 // Adds the context's op profile to `sum` (`*used` rows of kBenchOpRows), matching rows by op
 // and weight type; rows past kBenchOpRows are dropped.
 staticlm_status AddOpProfile(staticlm_context* ctx, staticlm_op_time* scratch,
@@ -59,6 +44,25 @@ struct OpSink {
   staticlm_op_time* sum;
   size_t* used;
 };
+
+// From an empty cache: prefill the prompt and sample the first token; the prefill's op profile
+// goes to `ops` when given.
+staticlm_status MeasureFirstToken(staticlm_context* ctx, const BenchWorkload& w, BenchRep* rep,
+                                  const OpSink* ops) {
+  const staticlm_sampler greedy = GreedySampler();
+  staticlm_reset(ctx);
+  if (ops != nullptr) staticlm_reset_op_profile(ctx);
+  double start = NowSeconds();
+  staticlm_status s = staticlm_prefill(ctx, w.tokens, static_cast<size_t>(w.prompt_tokens));
+  double prefilled = NowSeconds();
+  if (s == STATICLM_OK && ops != nullptr) s = AddOpProfile(ctx, ops->scratch, ops->sum, ops->used);
+  int32_t token = 0;
+  if (s == STATICLM_OK) s = staticlm_sample(ctx, &greedy, &token);
+  double sampled = NowSeconds();
+  rep->prefill_s = prefilled - start;
+  rep->ttft_s = sampled - start;
+  return s;
+}
 
 // From an empty cache: prefill `depth` tokens (untimed), then time each of `gen_tokens`
 // decode steps, feeding back the greedy token. At depth 0 the first step decodes tokens[0].
@@ -95,7 +99,12 @@ staticlm_status MeasureDecode(staticlm_context* ctx, const BenchWorkload& w, int
 // `results` is given for a recorded repetition with --op-profile, else null.
 staticlm_status MeasureRep(staticlm_context* ctx, const BenchWorkload& w, BenchRep* rep,
                            double* latency_s, BenchResults* results) {
-  staticlm_status s = MeasureFirstToken(ctx, w, rep);
+  OpSink prefill_sink{};
+  if (results != nullptr) {
+    prefill_sink = {results->op_scratch.data(), results->op_rows.data() + w.n_depths * kBenchOpRows,
+                    &results->op_rows_used[w.n_depths]};
+  }
+  staticlm_status s = MeasureFirstToken(ctx, w, rep, results != nullptr ? &prefill_sink : nullptr);
   rep->sync_s = 0;
   for (size_t d = 0; s == STATICLM_OK && d < w.n_depths; ++d) {
     OpSink sink{};
@@ -117,8 +126,8 @@ void AllocateBenchResults(const BenchWorkload& w, BenchResults* results) {
   results->latency_s.assign(
       static_cast<size_t>(w.reps) * w.n_depths * static_cast<size_t>(w.gen_tokens), 0.0);
   if (w.op_profile) {
-    results->op_rows.assign(w.n_depths * kBenchOpRows, staticlm_op_time{});
-    results->op_rows_used.assign(w.n_depths, 0);
+    results->op_rows.assign((w.n_depths + 1) * kBenchOpRows, staticlm_op_time{});
+    results->op_rows_used.assign(w.n_depths + 1, 0);
     results->op_scratch.assign(kBenchOpRows, staticlm_op_time{});
   }
 }

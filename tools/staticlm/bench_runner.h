@@ -41,8 +41,9 @@ struct BenchResults {
   // [(rep * n_depths + depth_index) * gen_tokens + step].
   std::vector<double> latency_s;
   // With op_profile: per depth, the timed decode steps' op profile summed over the recorded
-  // repetitions, op_rows[depth * kBenchOpRows + row] for row < op_rows_used[depth]; scratch
-  // receives each loop's rows.
+  // repetitions, op_rows[depth * kBenchOpRows + row] for row < op_rows_used[depth], and after
+  // the depths one more slot (index n_depths) for the prompt's prefills; scratch receives each
+  // loop's rows.
   std::vector<staticlm_op_time> op_rows;
   std::vector<size_t> op_rows_used;
   std::vector<staticlm_op_time> op_scratch;

@@ -114,7 +114,7 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
   if (w.op_profile && staticlm_op_profile(ctx, nullptr, 0, &op_rows) != STATICLM_OK) {
     std::fprintf(stderr,
                  "staticlm: --op-profile: the %s backend does not time its ops (the cpu "
-                 "backend does)\n",
+                 "and vulkan backends do)\n",
                  staticlm_backend_name(ctx));
     return 2;
   }
