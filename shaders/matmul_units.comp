@@ -70,10 +70,10 @@ void main() {
     [[unroll]] for (uint c = 0u; c < COLS; ++c) {
       uint row = min(o0 + c, pc.a - 1u);  // a clamped column is computed and not stored
       uint w0[STEP_WORDS];
-      LOAD_STEP(w0u, pc.base1 + row * units + u, t, w0);
+      LOAD_STEP(w0u, b1, pc.base1 + row * units + u, t, w0);
 #if MODE == 1
       uint w1[STEP_WORDS];
-      LOAD_STEP(w1u, pc.base4 + row * units + u, t, w1);
+      LOAD_STEP(w1u, b4, pc.base4 + row * units + u, t, w1);
 #endif
       [[unroll]] for (uint b = 0u; b < STEP_BLOCKS; ++b) {
         float v0[32];

@@ -58,10 +58,11 @@ function(add_shader_variant name source)
   set(spirv_names ${spirv_names} ${name} PARENT_SCOPE)
 endfunction()
 
-# Weight types by their contract/dtype.h value. Q6_K has no unit form (shaders/weight_units.glsl):
-# vk_dispatch.cpp never picks style 2 for it.
+# Weight types by their contract/dtype.h value; every one has a unit form
+# (shaders/weight_units.glsl). A type listed in weight_types_without_units would get no style-2
+# variants (vk_dispatch.cpp would then have to run it with style 0).
 set(weight_types f32=0 f16=1 q4_0=2 q4_1=3 q5_0=6 q5_1=7 q8_0=8 q4_k=12 q5_k=13 q6_k=14 bf16=30)
-set(weight_types_without_units q6_k)
+set(weight_types_without_units)
 foreach(pair ${weight_types})
   string(REPLACE "=" ";" kv ${pair})
   list(GET kv 0 tname)

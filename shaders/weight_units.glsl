@@ -11,8 +11,9 @@
 // 32 bytes. The other units are one step.
 // Needs WTYPE (a contract/dtype.h value) and GL_EXT_scalar_block_layout. Defines WUnit,
 // UNIT_BLOCKS, UNIT_STEPS, STEP_BLOCKS, STEP_WORDS, LOAD_STEP and step_block().
-// Q6_K has no unit: two of its 210-byte super-blocks would put the second off a word boundary
-// (vk_dispatch.cpp runs it with matmul.comp instead).
+// Q6_K's unit is two 210-byte super-blocks (420 bytes, a whole number of words), read in eight
+// steps of 64 values; the second super-block starts 2 bytes into a word, so its steps' words
+// are joined from two loaded words each (q6k_step_words).
 #if WTYPE == 3  // Q4_1: halves d and m, then 16 bytes of nibbles
 struct WUnit { uint head; uvec4 body; };
 #define UNIT_WORDS 5
@@ -43,6 +44,12 @@ struct WUnit { uvec4 head; uvec4 qh[2]; uvec4 qs[8]; };
 #define STEP_WORDS 20
 #define UNIT_BLOCKS 8u
 #define UNIT_STEPS 4u
+#elif WTYPE == 14  // two Q6_K super-blocks: ql[128], qh[64], int8 scales[16], half d; twice
+struct WUnit { uvec4 body[26]; uint tail; };
+#define UNIT_WORDS 105
+#define STEP_WORDS 26
+#define UNIT_BLOCKS 16u
+#define UNIT_STEPS 8u
 #elif WTYPE == 0  // 32 floats
 struct WUnit { uvec4 body[8]; };
 #define UNIT_WORDS 32
@@ -62,10 +69,48 @@ struct WUnit { uvec4 body[4]; };
 
 #include "quant_bits.glsl"
 
-// LOAD_STEP(units, i, t, w): the words of step `t` of unit `units[i]` into w[STEP_WORDS], each
-// member loaded on its own so that a step loads only its bytes (K-quants: the scales' 4 words,
-// Q5_K's 8 of fifth bits, then the step's 8 of nibbles; the rest: the unit's words in order).
-#if WTYPE == 12 || WTYPE == 13
+// LOAD_STEP(units, words, i, t, w): the words of step `t` of unit `units[i]` into
+// w[STEP_WORDS], each member loaded on its own so that a step loads only its bytes (K-quants:
+// the scales' 4 words, Q5_K's 8 of fifth bits, then the step's 8 of nibbles; Q6_K: below; the
+// rest: the unit's words in order). `words` is the same binding as a uint array (b1 for w0u,
+// b4 for w1u), for the few single words Q6_K reads.
+#if WTYPE == 14
+// Step t of a Q6_K unit: super-block sb = t / 4, its half h = (t / 2) % 2, values 64 (t % 2) …
+// + 63 of that half, which need the half's 64 bytes of ql, its 32 of qh, four scale bytes and
+// d. Words: w[0 … 15] ql, w[16 … 23] qh, w[24] the scales, w[25] d in its low half.
+// Super-block 1 starts at byte 210: each of its fields starts 2 bytes into a word, so the
+// loaded words are joined in pairs (`join`); q0 and q1 are the first uvec4 of its ql and qh.
+uint q6k_word(uvec4 l[5], uint n) { return l[n >> 2][n & 3u]; }
+void q6k_step_words(uvec4 ql[5], uvec4 qh0, uvec4 qh1, uvec4 qh2, uint sc0, uint sc1,
+                    uint d_word, bool join, out uint w[STEP_WORDS]) {
+  uvec4 qh[5] = uvec4[5](qh0, qh1, qh2, uvec4(0u), uvec4(0u));
+  [[unroll]] for (uint n = 0u; n < 16u; ++n) {
+    w[n] = join ? (q6k_word(ql, n) >> 16) | (q6k_word(ql, n + 1u) << 16) : q6k_word(ql, n);
+  }
+  [[unroll]] for (uint n = 0u; n < 8u; ++n) {
+    w[16u + n] = join ? (q6k_word(qh, n) >> 16) | (q6k_word(qh, n + 1u) << 16) : q6k_word(qh, n);
+  }
+  w[24] = join ? (sc0 >> 16) | (sc1 << 16) : sc0;
+  w[25] = join ? d_word >> 16 : d_word;
+}
+// Word positions in the unit: ql at 16h (sb 0) or 52 + 16h (sb 1, then joined), qh at 32 + 8h
+// or 84 + 8h, the scales at 48 + 2h + t % 2 or 100 + 2h + t % 2, d at 52 or 104 (the tail).
+#define Q6K_SB(t) ((t) >> 2)
+#define Q6K_H(t) (((t) >> 1) & 1u)
+#define Q6K_QL(t) (Q6K_SB(t) == 0u ? 4u * Q6K_H(t) : 13u + 4u * Q6K_H(t))
+#define Q6K_QH(t) (Q6K_SB(t) == 0u ? 8u + 2u * Q6K_H(t) : 21u + 2u * Q6K_H(t))
+#define Q6K_SC(t) ((Q6K_SB(t) == 0u ? 48u : 100u) + 2u * Q6K_H(t) + ((t) & 1u))
+#define LOAD_STEP(units, words, i, t, w)                                                    \
+  {                                                                                         \
+    uint ql_at = Q6K_QL(t), qh_at = Q6K_QH(t), sc_at = (i) * 105u + Q6K_SC(t);              \
+    uvec4 ql_words[5] = uvec4[5](units[i].body[ql_at], units[i].body[ql_at + 1u],           \
+                                 units[i].body[ql_at + 2u], units[i].body[ql_at + 3u],      \
+                                 units[i].body[ql_at + 4u]);                                \
+    q6k_step_words(ql_words, units[i].body[qh_at], units[i].body[qh_at + 1u],               \
+                   units[i].body[qh_at + 2u], words[sc_at], words[sc_at + 1u],              \
+                   words[(i) * 105u + (Q6K_SB(t) == 0u ? 52u : 104u)], Q6K_SB(t) != 0u, w); \
+  }
+#elif WTYPE == 12 || WTYPE == 13
 void kquant_step_words(uvec4 head, uvec4 qh0, uvec4 qh1, uvec4 qs0, uvec4 qs1,
                        out uint w[STEP_WORDS]) {
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
@@ -79,11 +124,11 @@ void kquant_step_words(uvec4 head, uvec4 qh0, uvec4 qh1, uvec4 qs0, uvec4 qs1,
   }
 }
 #if WTYPE == 12
-#define LOAD_STEP(units, i, t, w) \
+#define LOAD_STEP(units, words, i, t, w) \
   kquant_step_words(units[i].head, uvec4(0u), uvec4(0u), units[i].qs[2u * (t)], \
                     units[i].qs[2u * (t) + 1u], w)
 #else
-#define LOAD_STEP(units, i, t, w) \
+#define LOAD_STEP(units, words, i, t, w) \
   kquant_step_words(units[i].head, units[i].qh[0], units[i].qh[1], units[i].qs[2u * (t)], \
                     units[i].qs[2u * (t) + 1u], w)
 #endif
@@ -103,7 +148,7 @@ void unit_words(WUnit u, out uint w[STEP_WORDS]) {
 #endif
 #endif
 }
-#define LOAD_STEP(units, i, t, w) unit_words(units[i], w)
+#define LOAD_STEP(units, words, i, t, w) unit_words(units[i], w)
 #endif
 
 // Byte `at` of the words (constant after unrolling, so this folds to a shift and a mask).
@@ -166,6 +211,23 @@ void step_block(uint w[STEP_WORDS], uint t, uint b, out float v[32]) {
     q |= ((unit_byte(w, 16u + i) >> s) & 1u) << 4;
 #endif
     v[i] = scale_offset.x * float(q) - scale_offset.y;
+  }
+#elif WTYPE == 14
+  // Block b of step t is chunk c4 = 2 (t % 2) + b of its half (shaders/dequant.glsl's Q6_K):
+  // ql bytes 32b … (nibble 4 (t % 2)), qh bytes 0 … 31 (bits 2 c4), scales bytes 2b, 2b + 1.
+  uint c4 = 2u * (t & 1u) + b;
+  uint low_shift = 4u * (t & 1u), high_shift = 2u * c4;
+  int scales = int(w[24]);
+  float d = unpackHalf2x16(w[25]).x;
+  float scale0 = d * float(bitfieldExtract(scales, int(16u * b), 8));
+  float scale1 = d * float(bitfieldExtract(scales, int(16u * b + 8u), 8));
+  [[unroll]] for (uint q = 0u; q < 8u; ++q) {
+    uint lw = w[8u * b + q] >> low_shift;
+    uint hw = w[16u + q] >> high_shift;
+    [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+      int n = int(((lw >> (8u * i)) & 15u) | (((hw >> (8u * i)) & 3u) << 4)) - 32;
+      v[4u * q + i] = (q < 4u ? scale0 : scale1) * float(n);
+    }
   }
 #elif WTYPE == 8
   uint at = 34u * b;

@@ -2,14 +2,15 @@
 // against the CPU reference kernels (the oracle) on random blocks, with the validation layer on:
 // embedding lookups bit for bit, and every matmul variant the dispatcher picks for them — the
 // three fused forms (plain, gate/up + SiLU, residual accumulation), the three styles (a column
-// per invocation, per subgroup-reduced workgroup, and unit loads; Q6_K and rows or offsets that
-// do not fit a unit fall back to the first), decode (one row) and prefill (a partial tile).
+// per invocation, per subgroup-reduced workgroup, and unit loads; rows or offsets that do not
+// fit a unit fall back to the first), decode (one row) and prefill (a partial tile).
 // Rows of an odd number of 22- or 210-byte blocks put every other row 2 bytes off a word
 // boundary. Skips when this build or machine has no Vulkan device.
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -129,16 +130,32 @@ struct MatMulCase {
   bool aligned;  // weights 16-byte aligned (else 4 bytes past a 64-byte boundary)
 };
 
-// The style the dispatcher picks: style 2 reads units of two 32-element blocks (Q5_0, Q5_1) or
-// one super-block (Q4_K, Q5_K), so it needs rows of whole units and a binding a whole number
-// of units before each weight on a 16-byte boundary, which 48-, 144- and 176-byte units reach
-// only from a 16-byte aligned weight; Q6_K has no unit form. Otherwise style 0.
-int ExpectedStyle(DType type, const MatMulCase& c) {
+// Whether a binding can start on a 16-byte boundary (the translation's default alignment) a
+// whole number of `unit`-byte units before a tensor at byte `offset`: tried one boundary at a
+// time from the tensor down to the buffer's start.
+bool UnitBindingExists(uint64_t offset, uint64_t unit) {
+  for (uint64_t b = offset - offset % 16;; b -= 16) {
+    if ((offset - b) % unit == 0) return true;
+    if (b < 16) return false;
+  }
+}
+
+// The style the dispatcher picks for a product of `weights`: style 2 reads units of two
+// 32-element blocks (Q5_0, Q5_1: 44 and 48 bytes), one super-block (Q4_K, Q5_K: 144 and 176)
+// or two (Q6_K: 420), so it needs rows of whole units and, for each weight, a binding a whole
+// number of units before it on a 16-byte boundary: the 48-, 144- and 176-byte units reach one
+// only from a 16-byte aligned weight, the 420-byte one also from a weight 4 bytes past a
+// 64-byte boundary when at least 420 bytes precede it. Otherwise style 0.
+int ExpectedStyle(DType type, const MatMulCase& c, const PlanHarness& h,
+                  std::initializer_list<uint32_t> weights) {
   if (c.style != 2) return c.style;
-  const bool has_unit = type != DType::kQ6_K;
-  const int64_t unit_elements = IsKQuant(type) ? 256 : 64;
-  const bool binding_fits = c.aligned || type == DType::kQ5_0;
-  return has_unit && c.n_in % unit_elements == 0 && binding_fits ? 2 : 0;
+  const int64_t unit_elements = type == DType::kQ6_K ? 512 : (IsKQuant(type) ? 256 : 64);
+  if (c.n_in % unit_elements != 0) return 0;
+  const uint64_t unit_bytes = DTypeBytes(type, static_cast<uint64_t>(unit_elements));
+  for (uint32_t w : weights) {
+    if (!UnitBindingExists(h.plan.tensors[w].offset, unit_bytes)) return 0;
+  }
+  return 2;
 }
 
 // A weight of `type` after the previous tensors, 16-byte aligned when asked.
@@ -183,14 +200,12 @@ void RunMatMulCase(DType type, const MatMulCase& c) {
   PutFloats(h, x, RandomFloats(size_t(c.chunk * c.n_in), 3));
   PutFloats(h, acc, RandomFloats(size_t(c.chunk * n_out), 4));
 
-  const std::string variant = "matmul_" + ShaderType(type) + "_m%d_s" +
-                              std::to_string(ExpectedStyle(type, c)) +
-                              (c.chunk == 1 ? "_r1" : "_r8");
+  const int styles[3] = {ExpectedStyle(type, c, h, {w}), ExpectedStyle(type, c, h, {g, u}),
+                         ExpectedStyle(type, c, h, {wr})};
   std::vector<std::string> want;
   for (int mode : {0, 1, 2}) {
-    char name[64];
-    std::snprintf(name, sizeof(name), variant.c_str(), mode);
-    want.push_back(name);
+    want.push_back("matmul_" + ShaderType(type) + "_m" + std::to_string(mode) + "_s" +
+                   std::to_string(styles[mode]) + (c.chunk == 1 ? "_r1" : "_r8"));
   }
   EXPECT_EQ(TranslatedShaders(h, c.style, "matmul_"), want);
 

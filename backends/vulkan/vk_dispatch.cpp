@@ -51,9 +51,8 @@ const char* WeightTypeName(DType t) {
   return nullptr;
 }
 
-// Bytes and blocks of the unit shaders/weight_units.glsl reads for each weight type; none for
-// Q6_K (two 210-byte super-blocks would leave the second off a word boundary), whose products
-// run with style 0 instead.
+// Bytes and blocks of the unit shaders/weight_units.glsl reads for each weight type (Q6_K: two
+// 210-byte super-blocks, so that units are whole words).
 struct WeightUnit {
   uint32_t bytes = 0;
   uint32_t blocks = 1;  // of 32 elements
@@ -75,6 +74,8 @@ WeightUnit UnitOf(DType t) {
       return {144, 8};
     case DType::kQ5_K:
       return {176, 8};
+    case DType::kQ6_K:
+      return {420, 16};
     case DType::kF32:
       return {128, 1};
     case DType::kF16:
