@@ -125,6 +125,16 @@ void main() {
   uint n = span.cache_position + 1u;  // attended positions: sinks, then begin … position
   uint len = (n + n_splits - 1u) / n_splits;
   uint t0 = min(n, s * len), t1 = min(n, t0 + len);
+  uint out_i = pc.base3 + i * (hd + 2u);
+  if (t0 >= t1) {
+    // An empty part (short spans leave most of the parts so): only its weight, m = −1e30 and
+    // l = 0, which attention_combine skips without reading o. Loading the query and storing a
+    // zero o cost every part ~2 head_dim loads and stores, ~0.5 ms a layer on lavapipe at any
+    // depth (README, Vulkan).
+    b3[out_i] = floatBitsToUint(-1e30);
+    b3[out_i + 1u] = floatBitsToUint(0.0);
+    return;
+  }
   uint g = row_sequence(r) * pc.b + h / (pc.a / pc.b);  // KV head in the cache tensors
   uint qi = pc.base0 + (r * pc.a + h) * hd;
   bool sinks = span.sink_end > 0u && t0 < span.sink_end;
@@ -158,7 +168,6 @@ void main() {
     }
     m = m_new;
   }
-  uint out_i = pc.base3 + i * (hd + 2u);
   b3[out_i] = floatBitsToUint(m);
   b3[out_i + 1u] = floatBitsToUint(l);
   store_output(out_i + 2u);
