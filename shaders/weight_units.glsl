@@ -102,13 +102,14 @@ void q6k_step_words(uvec4 ql[5], uvec4 qh0, uvec4 qh1, uvec4 qh2, uint sc0, uint
 #define Q6K_SC(t) ((Q6K_SB(t) == 0u ? 48u : 100u) + 2u * Q6K_H(t) + ((t) & 1u))
 #define LOAD_STEP(units, words, i, t, w)                                                    \
   {                                                                                         \
-    uint ql_at = Q6K_QL(t), qh_at = Q6K_QH(t), sc_at = (i) * 105u + Q6K_SC(t);              \
+    uint ql_at = Q6K_QL(t), qh_at = Q6K_QH(t), sc_at = (i) * uint(UNIT_WORDS) + Q6K_SC(t);  \
     uvec4 ql_words[5] = uvec4[5](units[i].body[ql_at], units[i].body[ql_at + 1u],           \
                                  units[i].body[ql_at + 2u], units[i].body[ql_at + 3u],      \
                                  units[i].body[ql_at + 4u]);                                \
     q6k_step_words(ql_words, units[i].body[qh_at], units[i].body[qh_at + 1u],               \
                    units[i].body[qh_at + 2u], words[sc_at], words[sc_at + 1u],              \
-                   words[(i) * 105u + (Q6K_SB(t) == 0u ? 52u : 104u)], Q6K_SB(t) != 0u, w); \
+                   words[(i) * uint(UNIT_WORDS) + (Q6K_SB(t) == 0u ? 52u : 104u)],        \
+                   Q6K_SB(t) != 0u, w);                                                     \
   }
 #elif WTYPE == 12 || WTYPE == 13
 void kquant_step_words(uvec4 head, uvec4 qh0, uvec4 qh1, uvec4 qs0, uvec4 qs1,
