@@ -15,6 +15,7 @@
 
 #include "platform/alloc_counter.h"
 #include "runtime/capi/capi_context.h"
+#include "runtime/plan/plan_file.h"
 #include "runtime/sampler/sampler.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/cli_runner.h"
@@ -22,6 +23,7 @@
 #include "tests/support/golden_files.h"
 #include "tests/support/greedy_check.h"
 #include "tests/support/sampling_reference.h"
+#include "tests/support/temp_path.h"
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_CUDA)
 #include "backends/cuda/cuda_backend.h"
@@ -191,7 +193,7 @@ TEST(CudaBackendTest, SizingIsEveryPlanBufferAtItsLargestPlusTheStepBlocks) {
 }
 
 // Decode attention's split partials (the backend's own scratch): sized from the op alone —
-// rows × heads × splits × (head_dim + 2) floats, a split per 32 positions the op may attend to,
+// rows × heads × splits × (head_dim + 2) floats, a split per 16 positions the op may attend to,
 // at most 64 — and 0 for a prefill chunk's attention (the tiled kernel keeps its state on chip)
 // and for a cache short enough for one split. SizeForPlans takes the largest of any op.
 TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
@@ -209,16 +211,16 @@ TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
   op.params.cache_slots = 2048;
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 64 * 66 * 4);
   EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), uint64_t{1} * 9 * 4);  // a count per head
-  op.params.cache_slots = 100;                                              // 4 splits
-  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 4 * 66 * 4);
-  op.params.cache_slots = 20;  // one split: no partials
+  op.params.cache_slots = 100;                                              // 7 splits
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 7 * 66 * 4);
+  op.params.cache_slots = 16;  // one split: no partials
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
   EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), 0u);
-  // A sliding window of 512 over a ring of 575 slots: 16 splits.
+  // A sliding window of 512 over a ring of 575 slots: 32 splits.
   op.params.cache_policy = CachePolicy::kSlidingWindow;
   op.params.window = 512;
   op.params.cache_slots = 575;
-  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 16 * 66 * 4);
+  EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), uint64_t{1} * 9 * 32 * 66 * 4);
   op.outputs[0] = chunk;  // a prefill chunk
   EXPECT_EQ(cuda::AttentionPartialBytes(h.plan, op), 0u);
   EXPECT_EQ(cuda::AttentionArrivalBytes(h.plan, op), 0u);
@@ -230,7 +232,7 @@ TEST(CudaBackendTest, AttentionPartialsAreSizedPerDecodeAttentionOp) {
   h.plan.ops.push_back(op);
   const Plan* plans[1] = {&h.plan};
   const cuda::CudaSizing s = cuda::SizeForPlans(plans, 1);
-  EXPECT_EQ(s.device_attention_partials, uint64_t{1} * 9 * 16 * 66 * 4);
+  EXPECT_EQ(s.device_attention_partials, uint64_t{1} * 9 * 32 * 66 * 4);
   EXPECT_EQ(s.device_attention_arrivals, uint64_t{1} * 9 * 4);
   EXPECT_EQ(s.device_total - s.device_attention_partials - s.device_attention_arrivals,
             sizeof(cuda::DeviceStepBlock) + s.device_buffer[0] + s.device_buffer[1] +
@@ -347,6 +349,93 @@ TEST(CudaBackendTest, AlikeRopesArePairedIntoOneLaunch) {
   }
   const Op outside = h.plan.ops[1];  // not one of the plan's ops: never joined
   EXPECT_FALSE(cuda::RopeJoinsPrevious(h.plan, outside));
+}
+
+// The ops whose work an earlier op's launch does (kernels/op_joins.cu), on a Gemma 3 layer's
+// pattern: the k norm joins the q norm (alike per-head norms on tensors apart), the k rope the q
+// rope, each add of a post-norm's output joins that norm, and a GeGLU's up product and gelu_mul
+// join its gate product. Each near miss stays a launch of its own.
+TEST(CudaBackendTest, AGemmaLayersJoinableOpsJoinTheLaunchBeforeThem) {
+  PlanHarness h(1, 32);
+  const int64_t d = 64, hd = 16, ff = 96;
+  auto arena = [&](int64_t width, const char* name) {
+    return h.Tensor(BufferId::kArena, DType::kF32, {1, width}, name);
+  };
+  auto weight = [&](std::vector<int64_t> shape, const char* name) {
+    return h.Tensor(BufferId::kWeights, shape.size() == 1 ? DType::kF32 : DType::kQ8_0, shape,
+                    name);
+  };
+  const uint32_t residual = arena(d, "residual"), x = arena(d, "x"), q_raw = arena(4 * hd, "q_raw"),
+                 k_raw = arena(hd, "k_raw"), q = arena(4 * hd, "q"), k = arena(hd, "k"),
+                 post = arena(d, "post"), gate = arena(ff, "gate"), up = arena(ff, "up"),
+                 other = arena(ff, "other");
+  const uint32_t q_norm = weight({hd}, "q_norm"), k_norm = weight({hd}, "k_norm"),
+                 post_norm = weight({d}, "post_norm"), w_gate = weight({ff, d}, "w_gate"),
+                 w_up = weight({ff, d}, "w_up");
+  OpParams head_norm;
+  head_norm.eps = 1e-6f;
+  head_norm.norm_group = hd;
+  OpParams row_norm;
+  row_norm.eps = 1e-6f;
+  OpParams rope;
+  rope.head_dim = hd;
+  rope.rope_base = 1e4f;
+  h.AddOp(OpKind::kRmsNorm, {q_raw, q_norm}, {q}, head_norm);   // 0
+  h.AddOp(OpKind::kRmsNorm, {k_raw, k_norm}, {k}, head_norm);   // 1: joins 0
+  h.AddOp(OpKind::kRope, {}, {q}, rope);                        // 2
+  h.AddOp(OpKind::kRope, {}, {k}, rope);                        // 3: joins 2
+  h.AddOp(OpKind::kRmsNorm, {x, post_norm}, {post}, row_norm);  // 4
+  h.AddOp(OpKind::kAdd, {post}, {residual}, {});                // 5: joins 4
+  h.AddOp(OpKind::kMatMul, {residual, w_gate}, {gate}, {});     // 6: launches gate and up
+  h.AddOp(OpKind::kMatMul, {residual, w_up}, {up}, {});         // 7: joins 6
+  h.AddOp(OpKind::kGeluMul, {up}, {gate}, {});                  // 8: joins 6
+  // Near misses.
+  h.AddOp(OpKind::kRmsNorm, {q_raw, q_norm}, {q}, head_norm);   // 9
+  h.AddOp(OpKind::kRmsNorm, {q, k_norm}, {k}, head_norm);       // 10: reads what 9 writes
+  h.AddOp(OpKind::kRmsNorm, {x, post_norm}, {post}, row_norm);  // 11
+  h.AddOp(OpKind::kAdd, {x}, {residual}, {});                   // 12: adds another tensor
+  h.AddOp(OpKind::kRmsNorm, {x, post_norm}, {post}, row_norm);  // 13
+  h.AddOp(OpKind::kAdd, {post}, {x}, {});                       // 14: into the norm's input
+  h.AddOp(OpKind::kMatMul, {residual, w_gate}, {gate}, {});     // 15
+  h.AddOp(OpKind::kMatMul, {x, w_up}, {up}, {});                // 16: another x
+  h.AddOp(OpKind::kGeluMul, {up}, {gate}, {});                  // 17
+  h.AddOp(OpKind::kMatMul, {residual, w_gate}, {gate}, {});     // 18
+  h.AddOp(OpKind::kMatMul, {residual, w_up}, {up}, {});         // 19
+  h.AddOp(OpKind::kGeluMul, {other}, {gate}, {});               // 20: of another tensor
+  const bool joins[] = {false, true,  false, true,  false, true,  false, true,  true,  false, false,
+                        false, false, false, false, false, false, false, false, false, false};
+  ASSERT_EQ(h.plan.ops.size(), std::size(joins));
+  for (size_t i = 0; i < h.plan.ops.size(); ++i) {
+    EXPECT_EQ(cuda::JoinsPreviousLaunch(h.plan, h.plan.ops[i]), joins[i]) << "op " << i;
+  }
+}
+
+// On Gemma 3's own decode plan (built by the CLI for the cuda backend): in every one of its 18
+// layers the k rope, both adds of a post-norm's output, the up product and the gelu_mul join an
+// earlier launch — and the k norm does not, since the arena puts k where q_raw was, which the q
+// norm still reads.
+TEST(CudaBackendTest, Gemma3DecodePlanJoinsFiveOpsALayer) {
+  const std::string path = staticlm::test::TempPath("gemma3-cuda.plan");
+  const staticlm::test::CliResult r = staticlm::test::RunCli(
+      std::string("plan --model ") + STATICLM_GEMMA_MODEL + " --backend cuda -o " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  PlanFileContents contents;
+  const Status s = LoadPlanFile(path.c_str(), &contents);
+  std::remove(path.c_str());
+  ASSERT_TRUE(s.ok()) << s.message();
+  const Plan& plan = contents.plans[0];
+  int joined[16] = {};
+  for (const Op& op : plan.ops) {
+    if (cuda::JoinsPreviousLaunch(plan, op)) ++joined[static_cast<int>(op.kind)];
+  }
+  EXPECT_EQ(joined[static_cast<int>(OpKind::kRope)], 18);
+  EXPECT_EQ(joined[static_cast<int>(OpKind::kAdd)], 36);
+  EXPECT_EQ(joined[static_cast<int>(OpKind::kMatMul)], 18);
+  EXPECT_EQ(joined[static_cast<int>(OpKind::kGeluMul)], 18);
+  EXPECT_EQ(joined[static_cast<int>(OpKind::kRmsNorm)], 0);
+  int all = 0;
+  for (int n : joined) all += n;
+  EXPECT_EQ(all, 5 * 18);
 }
 
 TEST(CudaBackendTest, StepValuesCarryTheRowsOnlyForRowsAreSequencesPlans) {

@@ -1,6 +1,7 @@
 // The op profile (staticlm_limits.profile_ops, staticlm_op_profile) with the default model, on
-// the CPU backend (each op timed by the calling thread's clock) and on the Vulkan backend (device
-// timestamps after each dispatch; skipped without a Vulkan device): the rows account for every
+// the CPU backend (each op timed by the calling thread's clock), on the Vulkan backend (device
+// timestamps after each dispatch; skipped without a Vulkan device) and on the CUDA backend (an
+// event after each op; skipped without a CUDA build or device): the rows account for every
 // op of the timed decode steps (each step runs the same plan, so every row's calls are a
 // multiple of the steps), their time fits inside the steps' wall time, the products' weight
 // bytes are those a step reads, timing changes no logit, and reading and resetting the profile
@@ -28,7 +29,7 @@ constexpr size_t kCapacity = 64;
 class OpProfileTest : public testing::TestWithParam<const char*> {
  protected:
   // A context of the test's backend, or null with the test skipped when the machine has no
-  // Vulkan device.
+  // such device or the build no such backend.
   ContextPtr Create(bool profile) {
     staticlm_limits limits;
     staticlm_limits_default(&limits);
@@ -38,7 +39,9 @@ class OpProfileTest : public testing::TestWithParam<const char*> {
     limits.profile_ops = profile ? 1 : 0;
     std::string error;
     ContextPtr ctx = staticlm::test::TryCreateContext(STATICLM_DEFAULT_MODEL, limits, &error);
-    if (ctx == nullptr && error.find("no Vulkan") != std::string::npos) {
+    if (ctx == nullptr && (error.find("no Vulkan") != std::string::npos ||
+                           error.find("no CUDA") != std::string::npos ||
+                           error.find("built without CUDA") != std::string::npos)) {
       no_device_ = error;
       return nullptr;
     }
@@ -196,7 +199,7 @@ TEST_P(OpProfileTest, TimingReadingAndResettingAllocateNothing) {
               static_cast<unsigned long long>(counter::DriverEvents()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, OpProfileTest, testing::Values("cpu", "vulkan"),
+INSTANTIATE_TEST_SUITE_P(Backends, OpProfileTest, testing::Values("cpu", "vulkan", "cuda"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

@@ -46,6 +46,7 @@ CudaBackend::~CudaBackend() {
   for (cudaGraphExec_t g : graphs_) {
     if (g != nullptr) (void)cudaGraphExecDestroy(g);
   }
+  timer_.Destroy();
   if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   for (uint8_t* base : buffers_.base) DeviceFree(base);
   DeviceFree(buffers_.attention_partials);
@@ -116,7 +117,12 @@ Status CudaBackend::CreateResources(int n_plans) {
       CudaCall(cudaMemsetAsync(device_step_, 0, sizeof(DeviceStepBlock), stream_), "clearing"));
   STATICLM_RETURN_IF_ERROR(Synchronize());
   STATICLM_RETURN_IF_ERROR(CudaCall(PreloadKernels(), "loading the kernels"));
-  buffers_.programmatic_launch = WantsProgrammaticLaunch(device_);
+  // Timing each op puts an event between kernels, which ends programmatic launch anyway
+  // (cuda_op_timer.h): a timed backend captures without it, and its description says so.
+  buffers_.programmatic_launch = WantsProgrammaticLaunch(device_) && !options_.profile_ops;
+  if (options_.profile_ops) {
+    STATICLM_RETURN_IF_ERROR(timer_.Prepare(plans_.data(), n_plans));
+  }
   Status captured = CaptureGraphs(n_plans);
   if (!captured.ok() && buffers_.programmatic_launch) {
     // A driver that cannot capture programmatic launches gets plain ones.
@@ -139,8 +145,8 @@ Status CudaBackend::CaptureGraphs(int n_plans) {
     // that a chunk's wide products could use).
     DeviceBuffers buffers = buffers_;
     buffers.programmatic_launch = buffers_.programmatic_launch && IsDecodePlan(plan);
-    STATICLM_RETURN_IF_ERROR(
-        CapturePlanGraph(plan, buffers, &device_step_->step, stream_, &graphs_[size_t(i)]));
+    STATICLM_RETURN_IF_ERROR(CapturePlanGraph(plan, buffers, &device_step_->step, stream_,
+                                              timer_.EventsOf(i), &graphs_[size_t(i)]));
   }
   return Status::Ok();
 }
@@ -207,6 +213,7 @@ Status CudaBackend::Execute(int plan_index, const StepParams& step) {
     std::memcpy(host_.data[kIo] + logits.offset, pinned_logits, logits.bytes());
   }
   last_step_seconds_ = NowSeconds() - start;
+  if (timer_.prepared()) STATICLM_RETURN_IF_ERROR(timer_.Collect(plan_index, *plan, &op_profile_));
   return Status::Ok();
 }
 

@@ -12,6 +12,7 @@
 
 #include "backends/backend.h"
 #include "backends/cuda/cuda_device.h"
+#include "backends/cuda/cuda_op_timer.h"
 #include "backends/cuda/cuda_ops.h"
 #include "backends/cuda/cuda_sizing.h"
 
@@ -38,6 +39,11 @@ class CudaBackend final : public Backend {
   int32_t max_device_top_k() const override { return plans_.empty() ? 0 : kMaxSampleTopK; }
   Status SampleOnDevice(int plan_index, int32_t row, const DeviceSampling& sampling,
                         int32_t* token) override;
+  // With BackendOptions::profile_ops: each op's device time (cuda_op_timer.h).
+  const OpProfile* op_profile() const override {
+    return options_.profile_ops ? &op_profile_ : nullptr;
+  }
+  void ResetOpProfile() override { op_profile_.Reset(); }
 
   // For tests and reports. The sizing is computed before anything is allocated, so it is
   // there even when Prepare then failed (e.g. with no device).
@@ -69,6 +75,8 @@ class CudaBackend final : public Backend {
   uint8_t* pinned_ = nullptr;  // PinnedStepBlock, token ids, logits (sizing_'s offsets)
   cudaStream_t stream_ = nullptr;
   std::vector<cudaGraphExec_t> graphs_;  // one per plan
+  OpTimer timer_;                        // prepared only with options_.profile_ops
+  OpProfile op_profile_;                 // what timer_ collected
   const char* device_failure_ = nullptr;
   double sync_seconds_ = 0.0;
   double last_host_seconds_ = 0.0;

@@ -11,10 +11,20 @@ Status CheckPlanSupported(const Plan& plan) {
 }
 
 Status EnqueuePlan(const Plan& plan, const DeviceBuffers& buffers, const StepValues* step,
-                   cudaStream_t stream, EnqueueFn enqueue) {
+                   cudaStream_t stream, EnqueueFn enqueue, const cudaEvent_t* events) {
+  if (events != nullptr) {
+    const cudaError_t e = cudaEventRecordWithFlags(events[0], stream, cudaEventRecordExternal);
+    if (e != cudaSuccess) {
+      return Status::Error(StatusCode::kInternal, "CUDA: recording the op timer's start failed: %s",
+                           cudaGetErrorString(e));
+    }
+  }
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const Op& op = plan.ops[i];
     cudaError_t e = enqueue(plan, op, buffers, step, stream);
+    if (e == cudaSuccess && events != nullptr) {
+      e = cudaEventRecordWithFlags(events[i + 1], stream, cudaEventRecordExternal);
+    }
     if (e != cudaSuccess) {
       return Status::Error(StatusCode::kInternal, "CUDA: enqueueing op %zu (%s) failed: %s", i,
                            OpKindName(op.kind), cudaGetErrorString(e));
@@ -24,13 +34,13 @@ Status EnqueuePlan(const Plan& plan, const DeviceBuffers& buffers, const StepVal
 }
 
 Status CapturePlanGraph(const Plan& plan, const DeviceBuffers& buffers, const StepValues* step,
-                        cudaStream_t stream, cudaGraphExec_t* graph) {
+                        cudaStream_t stream, const cudaEvent_t* events, cudaGraphExec_t* graph) {
   cudaError_t e = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) {
     return Status::Error(StatusCode::kInternal, "CUDA: cannot begin graph capture (%s)",
                          cudaGetErrorString(e));
   }
-  Status enqueued = EnqueuePlan(plan, buffers, step, stream, &EnqueueOp);
+  Status enqueued = EnqueuePlan(plan, buffers, step, stream, &EnqueueOp, events);
   cudaGraph_t captured = nullptr;
   e = cudaStreamEndCapture(stream, &captured);  // ends the capture even after a failed enqueue
   if (enqueued.ok() && e == cudaSuccess) e = cudaGraphInstantiate(graph, captured, 0);

@@ -16,12 +16,14 @@ using EnqueueFn = cudaError_t (*)(const Plan&, const Op&, const DeviceBuffers&, 
                                   cudaStream_t);
 
 // Init only. Enqueues every op of `plan` in plan order with `enqueue`; the first launch error
-// fails with the op's index and kind.
+// fails with the op's index and kind. With `events` (OpTimer::EventsOf: the plan's ops + 1),
+// events[0] is recorded before the first op and events[i + 1] after op i.
 Status EnqueuePlan(const Plan& plan, const DeviceBuffers& buffers, const StepValues* step,
-                   cudaStream_t stream, EnqueueFn enqueue);
+                   cudaStream_t stream, EnqueueFn enqueue, const cudaEvent_t* events = nullptr);
 
-// Init only. Captures EnqueuePlan(…, EnqueueOp) on `stream` and instantiates it into *graph.
+// Init only. Captures EnqueuePlan(…, EnqueueOp, events) on `stream` and instantiates it into
+// *graph.
 Status CapturePlanGraph(const Plan& plan, const DeviceBuffers& buffers, const StepValues* step,
-                        cudaStream_t stream, cudaGraphExec_t* graph);
+                        cudaStream_t stream, const cudaEvent_t* events, cudaGraphExec_t* graph);
 
 }  // namespace staticlm::cuda

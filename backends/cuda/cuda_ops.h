@@ -76,6 +76,13 @@ cudaError_t EnqueueOp(const Plan& plan, const Op& op, const DeviceBuffers& buffe
 // is one launch; in a run of such ropes, pairs are taken from the start.
 bool RopeJoinsPrevious(const Plan& plan, const Op& op);
 
+// Init and run: whether EnqueueOp enqueues nothing for `op` of `plan` (one of plan.ops) because
+// the launch of an op before it does its work (kernels/op_joins.cu): the second rope of a pair
+// (RopeJoinsPrevious), the second of two alike per-head norms (a layer's k norm after its q
+// norm), an add of the whole-row norm just before it (residual += norm(x)), and the up product
+// and gelu_mul of a GeGLU FFN (gate and up in one product launch). Allocates nothing.
+bool JoinsPreviousLaunch(const Plan& plan, const Op& op);
+
 // Init only: loads every kernel of this library into the current device's context now. CUDA
 // loads kernels lazily by default (at their first launch, allocating host memory in the
 // driver then); after this, no step loads one. Returns the first error, if any.

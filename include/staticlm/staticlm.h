@@ -121,7 +121,9 @@ typedef struct staticlm_limits {
   /* Nonzero times every op of every step, summed by op kind and weight type for
    * staticlm_op_profile: the CPU backend with two clock reads per op, the Vulkan backend with a
    * device timestamp after each dispatch (its init fails, STATICLM_UNSUPPORTED, on a device
-   * whose queue writes none); neither allocates. 0 (default): no timing. */
+   * whose queue writes none), the CUDA backend with an event after each op in its graphs
+   * (which then run without programmatic launch, so its steps are slower than untimed ones);
+   * none allocates. 0 (default): no timing. */
   int32_t profile_ops;
 } staticlm_limits;
 
@@ -521,7 +523,7 @@ typedef struct staticlm_op_time {
                           table's; other ops: "" (static storage) */
   int64_t calls;       /* ops run */
   double seconds;      /* CPU: their wall time on the calling thread, start to end of each
-                          op; Vulkan: device time (staticlm_op_profile) */
+                          op; Vulkan and CUDA: device time (staticlm_op_profile) */
   double weight_bytes; /* bytes of weight matrices the products read; 0 for other ops */
 } staticlm_op_time;
 

@@ -19,7 +19,7 @@ struct EngineLimits {
   bool reference_kernels = false;
   bool busy_wait = false;
   bool pin_threads = false;
-  bool profile_ops = false;  // CPU: time each op into the backend's OpProfile
+  bool profile_ops = false;  // CPU, Vulkan, CUDA: time each op into the backend's OpProfile
   // A plan file to load instead of building plans; its limits replace max_context,
   // max_batch, prefill_chunk and kv_dtype above. Borrowed for the Load call.
   const char* plan_path = nullptr;

@@ -113,8 +113,8 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
   size_t op_rows = 0;
   if (w.op_profile && staticlm_op_profile(ctx, nullptr, 0, &op_rows) != STATICLM_OK) {
     std::fprintf(stderr,
-                 "staticlm: --op-profile: the %s backend does not time its ops (the cpu "
-                 "and vulkan backends do)\n",
+                 "staticlm: --op-profile: the %s backend does not time its ops (the cpu, "
+                 "vulkan and cuda backends do)\n",
                  staticlm_backend_name(ctx));
     return 2;
   }

@@ -80,11 +80,14 @@ __device__ inline float BlockMax(float v) {
 }
 
 // Programmatic dependent launch (DeviceBuffers::programmatic_launch). Every kernel calls
-// WaitForPreviousKernels before it reads or writes anything a kernel before it may touch (only
-// constant weights may be read before), and before any early return, so that no kernel completes
-// before the one it follows: a kernel's wait covers the whole chain. It then calls
-// LetNextKernelStart, so that the next kernel's blocks are scheduled and load their weights while
-// this one runs. Both are no-ops below sm 90 and for kernels launched without the attribute.
+// WaitForPreviousKernels before it reads or writes anything a kernel before it may touch, and
+// before any early return, so that no kernel completes before the one it follows: a kernel's
+// wait covers the whole chain. What may be read before the wait: constant weights, and the
+// step's StepValues, which the host copies in stream order before the graph starts (a kernel's
+// blocks start only once the kernel two before it has finished, and the first waits for the copy).
+// It then calls LetNextKernelStart, so that the next kernel's blocks are scheduled and load their
+// weights while this one runs. Both are no-ops below sm 90 and for kernels launched without the
+// attribute.
 __device__ inline void WaitForPreviousKernels() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -148,6 +151,16 @@ __device__ inline void Hadamard(float* x, int n) {
   for (int d = first; d < n; d += stride) x[d] *= norm;
   sync();
 }
+
+// The op after (direction +1) or before (−1) `op` in its plan, or null (op_joins.cu).
+const Op* Neighbour(const Plan& plan, const Op& op, int direction);
+// Joins (op_joins.cu; cuda_ops.h's JoinsPreviousLaunch): whether `op` is the second of two
+// alike per-head norms, one launch over both tensors' heads; whether kAdd `op` adds the output
+// of the whole-row norm before it, which that norm's launch then adds; the up product of a
+// GeGLU FFN whose product `gate` is (the next op; gelu_mul follows it), or null.
+bool HeadNormJoinsPrevious(const Plan& plan, const Op& op);
+bool AddJoinsPreviousNorm(const Plan& plan, const Op& op);
+const Op* GegluUpOf(const Plan& plan, const Op& gate);
 
 // Enqueue functions of each op family (one .cu file each).
 cudaError_t EnqueueEmbed(const Plan&, const Op&, const DeviceBuffers&, const StepValues*,

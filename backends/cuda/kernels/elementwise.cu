@@ -48,6 +48,7 @@ cudaError_t LaunchBinary(const Plan& plan, const Op& op, const DeviceBuffers& bu
 
 cudaError_t EnqueueElementwise(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
                                const StepValues* step, cudaStream_t stream) {
+  if (JoinsPreviousLaunch(plan, op)) return cudaSuccess;  // a norm's or a product's launch did it
   switch (op.kind) {
     case OpKind::kAdd:
       return LaunchBinary<AddFn>(plan, op, buffers, step, stream, false);

@@ -1,6 +1,7 @@
 // kMatMul, every weight type, with its fusions (contract/plan.h's MatMulLayout): up to three
-// weights sharing x, norm_input, silu_mul, accumulate. A warp computes one output column: its
-// lanes walk the weight row 32 consecutive elements at a time (one Q*_0/Q*_1 block, or one
+// weights sharing x, norm_input, silu_mul, accumulate; and, joined at capture (op_joins.cu), a
+// GeGLU FFN's gate, up and gelu_mul ops as one gated product. A warp computes one output column:
+// its lanes walk the weight row 32 consecutive elements at a time (one Q*_0/Q*_1 block, or one
 // K-quant sub-block, per step: coalesced reads) and decode each element once for a tile of
 // kRows rows of x. kRows = 1 is the matrix-vector kernel of decode steps; kRows = 8 the tiled
 // matrix-matrix kernel of prefill chunks, which reads and decodes the weights once per 8 rows.
@@ -27,11 +28,19 @@ struct Weight {
   float* y;
 };
 
+// A gated product: w[0] (gate) and w[1] (up) in one warp, then y0 = act(y0) · y1. kSilu is a
+// fused op's silu_mul; kGelu a GeGLU FFN's gate, up and gelu_mul ops (op_joins.cu) in one launch.
+enum class Glu : int32_t { kNone, kSilu, kGelu };
+
+__device__ inline float GluValue(Glu glu, float gate, float up) {
+  return glu == Glu::kSilu ? SiluMulValue(gate, up) : GeluMulValue(gate, up);
+}
+
 struct MatMulArgs {
   const float* x;
   int32_t n_in;
   Weight w[3];
-  bool silu_mul;             // w[0] and w[1] in one warp: y0 = silu(y0) · y1
+  Glu glu;
   float* acc;                // non-null: acc += y0
   int32_t first_weight;      // blockIdx.z counts from this weight
   const float* norm_weight;  // non-null: x is RMS-normalised (eps) with it first, into normed
@@ -158,13 +167,13 @@ __global__ void MatMulKernel(MatMulArgs a, const StepValues* step) {
   WriteNormed<kRows>(a, x, first_row);
   float y[kRows], up[kRows];
   DotColumnFor<kRows, kType>(w, o, x, y);
-  if (a.silu_mul) DotColumnFor<kRows, kType>(a.w[1], o, x, up);
+  if (a.glu != Glu::kNone) DotColumnFor<kRows, kType>(a.w[1], o, x, up);
   if (threadIdx.x % 32 != 0) return;
   for (int r = 0; r < rows_here; ++r) {
     const int64_t at = static_cast<int64_t>(first_row + r) * w.n_out + o;
-    if (a.silu_mul) {
+    if (a.glu != Glu::kNone) {
       a.w[1].y[at] = up[r];
-      y[r] = SiluMulValue(y[r], up[r]);
+      y[r] = GluValue(a.glu, y[r], up[r]);
     }
     w.y[at] = y[r];
     if (a.acc != nullptr) a.acc[at] += y[r];
@@ -286,15 +295,15 @@ __global__ void MatVecKernel(MatMulArgs a, const StepValues* step) {
   const Weight& w = a.w[a.first_weight + blockIdx.z];
   const int warp = threadIdx.x / 32;
   const int32_t first = (blockIdx.x * kWarpsPerBlock + warp) * kRowsPerWarp;  // warp's 1st row
-  // silu_mul products take a row per warp (EnqueueMatMul): up_words holds one row's chunk.
-  const bool silu_mul = kRowsPerWarp == 1 && a.silu_mul;
+  // Gated products take a row per warp (EnqueueMatMul): up_words holds one row's chunk.
+  const bool gated = kRowsPerWarp == 1 && a.glu != Glu::kNone;
   const Chunking k = ChunkingOf(kType == kAnyType ? w.type : static_cast<DType>(kType));
   uint32_t words[kRowsPerWarp][kWordsPerLane] = {}, up_words[kWordsPerLane] = {};
 #pragma unroll
   for (int j = 0; j < kRowsPerWarp; ++j) {
     if (first + j < w.n_out) LoadChunk(w, first + j, 0, k, words[j]);
   }
-  if (first < w.n_out && silu_mul) {
+  if (first < w.n_out && gated) {
     LoadChunk(a.w[1], first, 0,
               ChunkingOf(kType == kAnyType ? a.w[1].type : static_cast<DType>(kType)), up_words);
   }
@@ -312,10 +321,10 @@ __global__ void MatVecKernel(MatMulArgs a, const StepValues* step) {
     const int32_t o = first + j;
     if (o >= w.n_out) break;
     float y = DotRowStaged<kType>(w, o, words[j], stage, xs, a.n_in);
-    if (silu_mul) {
+    if (gated) {
       const float up = DotRowStaged<kType>(a.w[1], o, up_words, stage, xs, a.n_in);
       if (threadIdx.x % 32 == 0) a.w[1].y[o] = up;
-      y = SiluMulValue(y, up);
+      y = GluValue(a.glu, y, up);
     }
     if (threadIdx.x % 32 == 0) {
       w.y[o] = y;
@@ -385,12 +394,13 @@ cudaError_t LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned
 
 cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
                           const StepValues* step, cudaStream_t stream) {
+  if (JoinsPreviousLaunch(plan, op)) return cudaSuccess;  // a GeGLU's up: the gate's launch
   const OpParams& p = op.params;
   const MatMulLayout layout = GetMatMulLayout(p);
   MatMulArgs a{};
   a.form = RowFormOf(plan, op);
   a.x = TensorAt<const float>(plan, buffers, op.inputs[0]);
-  a.silu_mul = p.silu_mul;
+  a.glu = p.silu_mul ? Glu::kSilu : Glu::kNone;
   a.acc = layout.acc_output >= 0 ? TensorAt<float>(plan, buffers, op.outputs[layout.acc_output])
                                  : nullptr;
   int32_t widest = 0;
@@ -402,26 +412,36 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
               static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, op.outputs[i])};
     widest = a.w[i].n_out > widest ? a.w[i].n_out : widest;
   }
+  int n_weights = layout.n_weights;
+  if (const Op* up = GegluUpOf(plan, op)) {  // gate, up and gelu_mul: this one launch
+    const TensorRegion& w = plan.tensors[up->inputs[1]];
+    a.w[1] = {w.dtype, TensorAt<const uint8_t>(plan, buffers, up->inputs[1]),
+              DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])),
+              static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, up->outputs[0])};
+    a.glu = Glu::kGelu;
+    n_weights = 2;
+  }
   if (p.norm_input) {
     a.norm_weight = TensorAt<const float>(plan, buffers, op.inputs[layout.norm_weight_input]);
     a.normed = TensorAt<float>(plan, buffers, op.outputs[layout.normed_output]);
     a.eps = p.eps;
   }
-  const unsigned z = p.silu_mul ? 1u : static_cast<unsigned>(layout.n_weights);
+  const bool gated = a.glu != Glu::kNone;
+  const unsigned z = gated ? 1u : static_cast<unsigned>(n_weights);
   bool same_type = true;
-  for (int i = 1; i < layout.n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
-  const bool matvec = MatVecFits(a, layout.n_weights);
-  a.rows_per_warp = matvec && !p.silu_mul && widest >= kWideProductRows ? kWideRowsPerWarp : 1;
+  for (int i = 1; i < n_weights; ++i) same_type = same_type && a.w[i].type == a.w[0].type;
+  const bool matvec = MatVecFits(a, n_weights);
+  a.rows_per_warp = matvec && !gated && widest >= kWideProductRows ? kWideRowsPerWarp : 1;
   const int32_t rows_per_block = kWarpsPerBlock * a.rows_per_warp;
   const unsigned columns = Blocks(widest, rows_per_block);
   const bool pdl = buffers.programmatic_launch;
-  if (same_type || p.silu_mul) {
+  if (same_type || gated) {
     return LaunchForType(same_type ? static_cast<int>(a.w[0].type) : kAnyType, a, columns, z,
                          matvec, step, pdl, stream);
   }
   // Weights of differing types (Q4_K with Q6_K): a launch each, each its own kernel.
   cudaError_t e = cudaSuccess;
-  for (int i = 0; i < layout.n_weights && e == cudaSuccess; ++i) {
+  for (int i = 0; i < n_weights && e == cudaSuccess; ++i) {
     a.first_weight = i;
     e = LaunchForType(static_cast<int>(a.w[i].type), a, Blocks(a.w[i].n_out, rows_per_block), 1,
                       matvec, step, pdl, stream);
