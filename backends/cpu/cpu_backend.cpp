@@ -196,19 +196,25 @@ void AttentionTask(void* user, int task) {
        j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + j.heads_per_task);
 }
 
+// Whether `op` is a product whose activations are quantized: every weight of it has an integer
+// kernel for `bits`-bit activations, as RunMatMul decides.
+bool IsIntegerProduct(const Plan& plan, const Op& op, int bits) {
+  if (op.kind != OpKind::kMatMul) return false;
+  const MatMulLayout layout = GetMatMulLayout(op.params);
+  for (int i = 0; i < layout.n_weights; ++i) {
+    if (!IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype, bits)) return false;
+  }
+  return true;
+}
+
 // Calls f(tensor index) for each weight of `plan` that a packed product would read: the weights
-// of a packed type (PackedSupportsType) of products whose activations are quantized (every weight
-// of the op has an integer kernel for `bits`-bit activations, as RunMatMul decides).
+// of a packed type (PackedSupportsType) of integer products (IsIntegerProduct).
 template <class F>
 void ForEachPackableWeight(const Plan& plan, int bits, F f) {
   for (const Op& op : plan.ops) {
-    if (op.kind != OpKind::kMatMul) continue;
+    if (!IsIntegerProduct(plan, op, bits)) continue;
     const MatMulLayout layout = GetMatMulLayout(op.params);
-    bool integer = true;
     for (int i = 0; i < layout.n_weights; ++i) {
-      integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype, bits);
-    }
-    for (int i = 0; integer && i < layout.n_weights; ++i) {
       if (PackedSupportsType(plan.tensors[op.inputs[1 + i]].dtype)) f(op.inputs[1 + i]);
     }
   }
@@ -220,14 +226,8 @@ void ForEachPackableWeight(const Plan& plan, int bits, F f) {
 template <class F>
 void ForEachWeightReadUnpacked(const Plan& plan, int bits, F f) {
   for (const Op& op : plan.ops) {
-    bool integer = op.kind == OpKind::kMatMul;
-    int n_weights = 0;
-    if (integer) {
-      n_weights = GetMatMulLayout(op.params).n_weights;
-      for (int i = 0; i < n_weights; ++i) {
-        integer = integer && IntSupportsType(plan.tensors[op.inputs[1 + i]].dtype, bits);
-      }
-    }
+    const bool integer = IsIntegerProduct(plan, op, bits);
+    const int n_weights = integer ? GetMatMulLayout(op.params).n_weights : 0;
     for (int k = 0; k < op.n_inputs; ++k) {
       const uint32_t t = op.inputs[k];
       if (plan.tensors[t].buffer != BufferId::kWeights) continue;
