@@ -33,7 +33,7 @@ class OpTimer {
   OpTimer(const OpTimer&) = delete;
   OpTimer& operator=(const OpTimer&) = delete;
 
-  // Init: one event more than each plan has ops (timing enabled).
+  // Init: one event more than each plan has ops (timing enabled), and which ops share a launch.
   Status Prepare(const Plan* const* plans, int n_plans);
   // Destroys the events; safe when Prepare never ran or failed halfway.
   void Destroy();
@@ -51,6 +51,9 @@ class OpTimer {
 
  private:
   std::vector<std::vector<cudaEvent_t>> events_;  // per plan: its ops + 1
+  // Per plan and op: the end of the ops that share its launch (JoinsPreviousLaunch), for the
+  // first op of a launch; found at Prepare so that Collect walks no plan.
+  std::vector<std::vector<uint32_t>> launch_end_;
 };
 
 }  // namespace staticlm::cuda
