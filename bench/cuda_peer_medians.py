@@ -42,11 +42,15 @@ def llama_figures(body):
     tests = json.loads(text[start:end + 1])
     figures, build = {}, None
     for t in tests:
+        build = "llama.cpp build %s (%s), %s, %s, flash attention %s, K/V %s/%s" % (
+            t["build_number"], t["build_commit"], t["backends"], t["gpu_info"] or "no GPU",
+            t["flash_attn"], t["type_k"], t["type_v"])
+        if not t["gpu_info"]:
+            # CUDA failed to start and llama-bench ran on the CPU: no figure for a GPU peer.
+            build += ": ran on the CPU, its figures left out"
+            continue
         kind = "prefill" if t["n_prompt"] > 0 else "decode"
         figures[(kind, t["n_depth"])] = list(t["samples_ts"])
-        build = "llama.cpp build %s (%s), %s, %s, flash attention %s, K/V %s/%s" % (
-            t["build_number"], t["build_commit"], t["backends"], t["gpu_info"], t["flash_attn"],
-            t["type_k"], t["type_v"])
     return figures, build
 
 

@@ -75,6 +75,15 @@ class CudaPeerMediansTest(unittest.TestCase):
         self.assertEqual(rows[("decode", "0")][3:6], ["720.0", "535.0", "1.35x"])
         self.assertEqual(rows[("decode", "1024")][3:6], ["640.0", "400.0", "1.60x"])
 
+    def test_a_peer_that_ran_on_the_cpu_is_left_out(self):
+        log = ("== round 1 llama.cpp m.gguf\n"
+               + llama_json([1000], [500], [400]).replace('"NVIDIA H200"', '""') + "exit 0\n"
+               "== round 1 staticlm m.gguf\n" + staticlm_text(2000, 700, 600) + "exit 0\n")
+        out = self.run_on(log)
+        self.assertIn("CUDA, no GPU, ", out)
+        self.assertIn("ran on the CPU, its figures left out", out)
+        self.assertNotIn("m.gguf", out)
+
     def test_a_side_without_figures_is_left_out(self):
         log = ("== round 1 llama.cpp m.gguf\nerror: no device\nexit 1\n"
                "== round 1 staticlm m.gguf\n" + staticlm_text(2000, 700, 600) + "exit 0\n")
