@@ -390,6 +390,14 @@ cudaError_t LaunchForType(int t, const MatMulArgs& a, unsigned columns, unsigned
   }
 }
 
+// Weight tensor `weight` of a plan, with the tensor its product writes.
+Weight WeightOf(const Plan& plan, const DeviceBuffers& buffers, uint32_t weight, uint32_t output) {
+  const TensorRegion& w = plan.tensors[weight];
+  return {w.dtype, TensorAt<const uint8_t>(plan, buffers, weight),
+          DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])), static_cast<int32_t>(w.shape[0]),
+          TensorAt<float>(plan, buffers, output)};
+}
+
 }  // namespace
 
 cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& buffers,
@@ -405,19 +413,13 @@ cudaError_t EnqueueMatMul(const Plan& plan, const Op& op, const DeviceBuffers& b
                                  : nullptr;
   int32_t widest = 0;
   for (int i = 0; i < layout.n_weights; ++i) {
-    const TensorRegion& w = plan.tensors[op.inputs[1 + i]];
-    a.n_in = static_cast<int32_t>(w.shape[1]);
-    a.w[i] = {w.dtype, TensorAt<const uint8_t>(plan, buffers, op.inputs[1 + i]),
-              DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])),
-              static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, op.outputs[i])};
+    a.n_in = static_cast<int32_t>(plan.tensors[op.inputs[1 + i]].shape[1]);
+    a.w[i] = WeightOf(plan, buffers, op.inputs[1 + i], op.outputs[i]);
     widest = a.w[i].n_out > widest ? a.w[i].n_out : widest;
   }
   int n_weights = layout.n_weights;
   if (const Op* up = GegluUpOf(plan, op)) {  // gate, up and gelu_mul: this one launch
-    const TensorRegion& w = plan.tensors[up->inputs[1]];
-    a.w[1] = {w.dtype, TensorAt<const uint8_t>(plan, buffers, up->inputs[1]),
-              DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[1])),
-              static_cast<int32_t>(w.shape[0]), TensorAt<float>(plan, buffers, up->outputs[0])};
+    a.w[1] = WeightOf(plan, buffers, up->inputs[1], up->outputs[0]);
     a.glu = Glu::kGelu;
     n_weights = 2;
   }
