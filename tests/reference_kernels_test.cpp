@@ -127,6 +127,36 @@ TEST(MatMulTest, QuantizedRowsUseTheirDequantizedValues) {
   }
 }
 
+// The product takes rows in groups (each weight block decoded once per group): every value must
+// still be DotRow's for that row alone, bit for bit, across group seams (70 rows), and a column
+// range writes its columns only.
+TEST(MatMulTest, RowGroupsGiveEachRowsDotRowBitForBit) {
+  const int64_t n_out = 5, n_in = 96, rows = 70;
+  std::vector<uint8_t> w;
+  for (int b = 0; b < n_out * n_in / 32; ++b) {
+    auto block = Q41Block(0.05f * (b % 7 + 1), -0.3f * (b % 3));
+    w.insert(w.end(), block.begin(), block.end());
+  }
+  const uint64_t row_bytes = DTypeBytes(DType::kQ4_1, n_in);
+  auto x = RandomVector(rows * n_in, 4);
+  std::vector<float> y(rows * n_out, -7.0f);
+  ref::MatMulColumns(DType::kQ4_1, w.data(), n_out, n_in, x.data(), rows, y.data(), 1, 4);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < n_out; ++o) {
+      const float got = y[r * n_out + o];
+      if (o < 1 || o >= 4) {
+        EXPECT_EQ(got, -7.0f) << "row " << r << " column " << o << " is outside the range";
+        continue;
+      }
+      const float want = DotRow(DType::kQ4_1, w.data() + o * row_bytes, x.data() + r * n_in, n_in);
+      uint32_t got_bits = 0, want_bits = 0;
+      std::memcpy(&got_bits, &got, 4);
+      std::memcpy(&want_bits, &want, 4);
+      EXPECT_EQ(got_bits, want_bits) << "row " << r << " column " << o;
+    }
+  }
+}
+
 TEST(RmsNormTest, MatchesFormula) {
   const int64_t rows = 2, n = 77;
   auto x = RandomVector(rows * n, 4, 3.0f);

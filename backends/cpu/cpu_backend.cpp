@@ -114,16 +114,6 @@ void GeluTask(void* user, int task) {
   j.fn(j.gate + begin, j.up + begin, std::min(kGeluTaskValues, j.n - begin));
 }
 
-// The reference product restricted to an output range, for --reference runs on threads.
-void ReferenceMatMulRange(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
-                          int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
-  uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
-  for (int64_t r = 0; r < rows; ++r) {
-    ref::MatMul(type, w + static_cast<uint64_t>(o_begin) * row_bytes, o_end - o_begin, n_in,
-                x + r * n_in, 1, y + r * n_out + o_begin);
-  }
-}
-
 // A layer's cache for every sequence: sequence s's part of tensor i starts stride[i] · s bytes
 // after sequence 0's (plan.h: each cache tensor holds max_batch equal parts).
 struct SequencedCache {
@@ -285,7 +275,7 @@ const char* CpuBackend::KernelChoice(const BackendOptions& options) {
 Status CpuBackend::ChooseMatMul(MatMulIsa* isa) {
   STATICLM_RETURN_IF_ERROR(UsableCpuFeatures(options_, &features_));
   SelectMatMul(features_, isa);
-  matmul_ = *isa == MatMulIsa::kReference ? ReferenceMatMulRange : MatMulRangeFor(*isa);
+  matmul_ = *isa == MatMulIsa::kReference ? ref::MatMulColumns : MatMulRangeFor(*isa);
   return Status::Ok();
 }
 

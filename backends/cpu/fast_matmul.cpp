@@ -9,12 +9,7 @@ namespace detail {
 
 void MatMulRangeReference(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
                           int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
-  uint64_t row_bytes = DTypeBytes(type, static_cast<uint64_t>(n_in));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t o = o_begin; o < o_end; ++o) {
-      y[r * n_out + o] = DotRow(type, w + static_cast<uint64_t>(o) * row_bytes, x + r * n_in, n_in);
-    }
-  }
+  ref::MatMulColumns(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
 }
 
 }  // namespace detail

@@ -21,6 +21,11 @@ void RmsNorm(const float* x, const float* weight, int64_t rows, int64_t n, float
 void MatMul(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x, int64_t rows,
             float* y);
 
+// As MatMul for the output columns [o_begin, o_end) only: y keeps its row stride n_out, and its
+// other columns are not written. Each y value is bit for bit DotRow's (dequantize.h).
+void MatMulColumns(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
+                   int64_t rows, float* y, int64_t o_begin, int64_t o_end);
+
 // Rotates x (rows, n_heads · head_dim) in place; row r is at position first_position + r.
 // Pairs are adjacent elements (x[2i], x[2i+1]) with angle position · base^(−2i/head_dim): the
 // layout GGUF stores Llama's Q and K in (its converter permutes the rows so that this equals
