@@ -97,6 +97,7 @@ TEST(BenchCliTest, ReportsEveryKey) {
                           "driver_heap_allocs_after_init",
                           "bytes_read_per_decode_step",
                           "read_bandwidth_bytes_per_s",
+                          "read_bandwidth_probe_loop",
                           "bandwidth_bound_tokens_per_s",
                           "machine",
                           "backend",

@@ -35,6 +35,7 @@
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
 #include "tests/support/sampling_reference.h"
+#include "tests/support/sanitizer_build.h"
 #include "tests/vulkan_test_support.h"
 #if defined(STATICLM_HAVE_VULKAN)
 #include "backends/vulkan/vulkan_backend.h"
@@ -572,12 +573,13 @@ TEST(VulkanSamplingEngineTest, LogitsAreCorrectWhenFetchedAfterADeviceSample) {
 // — which also checks that the engine draws from the sequence's generator exactly as the host
 // sampler does — and against the same engine with device sampling off, decoding the device's
 // tokens. A step whose draw or filters are within rounding of a boundary is not compared, and
-// such steps must be rare.
+// such steps must be rare. The sanitizer build samples 8 steps instead of 16: each step takes
+// the same host path, and the model's decode steps on lavapipe are most of the time there.
 void CheckSeededAgainstTheHostSampler(const staticlm_sampler& sampler) {
   VULKAN_CONTEXT_OR_SKIP(gpu);
   vulkan::VulkanBackend* vk = VulkanOf(gpu.get());
   const uint64_t seed = 1234;
-  constexpr int kSteps = 16;
+  constexpr int kSteps = staticlm::test::kSanitizerBuild ? 8 : 16;
   SamplerParams params = capi::ToSamplerParams(sampler);
   const int32_t vocab = gpu->engine.config().vocab_size;
   Sampler host;

@@ -190,6 +190,12 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
            facts.bandwidth_measured ? facts.bandwidth.bytes_per_s : NAN);
   j.Unsigned("read_bandwidth_probe_bytes",
              facts.bandwidth_measured ? facts.bandwidth.buffer_bytes : 0);
+  j.String("read_bandwidth_probe_loop", facts.bandwidth_measured ? facts.bandwidth.loop : "");
+  j.BeginObject("read_bandwidth_by_probe_loop");  // bytes/s of every loop the probe timed
+  for (int l = 0; facts.bandwidth_measured && l < facts.bandwidth.n_loops; ++l) {
+    j.Number(facts.bandwidth.loop_names[l], facts.bandwidth.loop_bytes_per_s[l]);
+  }
+  j.EndObject();
   j.Unsigned("bytes_read_per_decode_step_depth0", facts.bytes_per_step_depth0);
   j.Number("bandwidth_bound_tokens_per_s", f.bound_tps_depth0);
   j.Number("decode_percent_of_bound", f.percent_of_bound_depth0);

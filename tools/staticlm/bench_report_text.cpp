@@ -106,13 +106,19 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
   }
   if (facts.bandwidth_measured) {
     std::fprintf(out,
-                 "bandwidth   %.2f GB/s read (%.0f MiB, %d threads, best of %d); bound at depth 0 "
-                 "%.1f tok/s (%.2f MiB/step)",
+                 "bandwidth   %.2f GB/s read (%.0f MiB, %d threads, best of %d passes a loop; "
+                 "fastest loop: %s); bound at depth 0 %.1f tok/s (%.2f MiB/step)",
                  facts.bandwidth.bytes_per_s / 1e9, facts.bandwidth.buffer_bytes / kMiB,
-                 facts.bandwidth.threads, facts.bandwidth.passes, f.bound_tps_depth0,
-                 facts.bytes_per_step_depth0 / kMiB);
+                 facts.bandwidth.threads, facts.bandwidth.passes, facts.bandwidth.loop,
+                 f.bound_tps_depth0, facts.bytes_per_step_depth0 / kMiB);
     if (std::isfinite(f.percent_of_bound_depth0)) {
       std::fprintf(out, ", decode at %.1f%% of it", f.percent_of_bound_depth0);
+    }
+    std::fputc('\n', out);
+    std::fprintf(out, "            probe loops:");
+    for (int l = 0; l < facts.bandwidth.n_loops; ++l) {
+      std::fprintf(out, "%s %s %.2f GB/s", l > 0 ? "," : "", facts.bandwidth.loop_names[l],
+                   facts.bandwidth.loop_bytes_per_s[l] / 1e9);
     }
     std::fputc('\n', out);
   } else {
