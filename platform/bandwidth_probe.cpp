@@ -21,11 +21,11 @@ namespace staticlm {
 namespace {
 
 // The loops the probe times; the fastest one's rate is the bound. A plain loop is not the
-// machine's ceiling: on an Emerald Rapids VM (2 vCPUs, 2026-11-27) it read 18.8-20.3 GB/s with
-// two threads, the same loop over four streams at once 24.7, and 512-bit loads over four streams
-// 31.0-31.5, while the decode kernels' own loads read faster than the plain loop (README, "The
-// bandwidth bound"). Each loop keeps independent sums, so it is bound by loads, not by an add
-// chain.
+// machine's ceiling: on an Emerald Rapids VM (2 vCPUs, 2 threads, 2026-11-27, ten runs:
+// bench/results/2026-11-27-emr-probe-loops.txt) it read 16.4-20.0 GB/s, the same loop over four
+// streams at once 20.1-25.7, and four streams of 512-bit loads 25.3-27.3, while the decode
+// kernels' own loads read faster than the plain loop. Each loop keeps independent sums, so it is
+// bound by loads, not by an add chain.
 using SumLoop = uint64_t (*)(const uint64_t* words, size_t n);
 
 // One stream, four sums; the compiler vectorizes it for the baseline ISA.
@@ -116,8 +116,6 @@ int AvailableLoops(NamedLoop* out) {
   return n;
 }
 
-constexpr int kMaxLoops = kMaxReadLoops;
-
 struct Slice {
   uint64_t* words;
   size_t n;
@@ -130,7 +128,7 @@ struct Shared {
   std::barrier<> sync;
   std::vector<Slice> slices;
   std::vector<uint64_t> sums;
-  NamedLoop loops[kMaxLoops];
+  NamedLoop loops[kMaxReadLoops];
   int n_loops = 0;
   std::vector<double> pass_seconds;  // n_loops × passes, loop by loop
   int passes = 0;
@@ -246,7 +244,7 @@ Status MeasureReadBandwidth(const BandwidthProbeOptions& options, BandwidthProbe
 
 int SumWithEveryReadLoop(const uint64_t* words, size_t n, uint64_t sums[kMaxReadLoops],
                          const char* names[kMaxReadLoops]) {
-  NamedLoop loops[kMaxLoops];
+  NamedLoop loops[kMaxReadLoops];
   const int n_loops = AvailableLoops(loops);
   for (int l = 0; l < n_loops; ++l) {
     sums[l] = loops[l].loop(words, n);
