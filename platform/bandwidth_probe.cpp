@@ -218,24 +218,22 @@ Status MeasureReadBandwidth(const BandwidthProbeOptions& options, BandwidthProbe
   // Keeps the sums observable, so the reads cannot be optimized away.
   volatile uint64_t sink = 0;
   for (uint64_t s : shared.sums) sink = sink + s;
-  size_t best = 0;
-  for (size_t i = 1; i < shared.pass_seconds.size(); ++i) {
-    if (shared.pass_seconds[i] < shared.pass_seconds[best]) best = i;
-  }
+  // Each loop's rate is its best pass's; the fastest loop's is the result.
   const double bytes = static_cast<double>(words * sizeof(uint64_t));
   result->n_loops = shared.n_loops;
+  int fastest_loop = 0;
   for (int l = 0; l < shared.n_loops; ++l) {
-    double fastest = shared.pass_seconds[static_cast<size_t>(l * options.passes)];
+    double seconds = shared.pass_seconds[static_cast<size_t>(l * options.passes)];
     for (int pass = 1; pass < options.passes; ++pass) {
       const double t = shared.pass_seconds[static_cast<size_t>(l * options.passes + pass)];
-      fastest = t < fastest ? t : fastest;
+      seconds = t < seconds ? t : seconds;
     }
     result->loop_names[l] = shared.loops[l].name;
-    result->loop_bytes_per_s[l] = fastest > 0 ? bytes / fastest : 0;
+    result->loop_bytes_per_s[l] = seconds > 0 ? bytes / seconds : 0;
+    if (result->loop_bytes_per_s[l] > result->loop_bytes_per_s[fastest_loop]) fastest_loop = l;
   }
-  const double seconds = shared.pass_seconds[best];
-  result->bytes_per_s = seconds > 0 ? bytes / seconds : 0;
-  result->loop = shared.loops[best / static_cast<size_t>(options.passes)].name;
+  result->bytes_per_s = result->loop_bytes_per_s[fastest_loop];
+  result->loop = result->loop_names[fastest_loop];
   result->buffer_bytes = words * sizeof(uint64_t);
   result->threads = options.threads;
   result->passes = options.passes;

@@ -1,19 +1,9 @@
 #include "backends/cpu/fast_matmul.h"
 
-#include "backends/cpu/dequantize.h"
 #include "backends/cpu/matmul_impls.h"
 #include "backends/cpu/reference_kernels.h"
 
 namespace staticlm::cpu {
-namespace detail {
-
-void MatMulRangeReference(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
-                          int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
-  ref::MatMulColumns(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
-}
-
-}  // namespace detail
-
 namespace {
 
 #if defined(STATICLM_HAVE_X86_MATMUL)
@@ -73,7 +63,7 @@ MatMulFn MatMulFor(MatMulIsa isa) {
 MatMulRangeFn MatMulRangeFor(MatMulIsa isa) {
   switch (isa) {
     case MatMulIsa::kReference:
-      return &detail::MatMulRangeReference;
+      return &ref::MatMulColumns;
 #if defined(STATICLM_HAVE_X86_MATMUL)
     case MatMulIsa::kAvx2:
       return &detail::MatMulRangeAvx2;

@@ -22,8 +22,4 @@ void MatMulRangeNeon(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, 
                      int64_t rows, float* y, int64_t o_begin, int64_t o_end);
 #endif
 
-// The reference, restricted to an output range (for ISAs without a kernel for `type`).
-void MatMulRangeReference(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, const float* x,
-                          int64_t rows, float* y, int64_t o_begin, int64_t o_end);
-
 }  // namespace staticlm::cpu::detail

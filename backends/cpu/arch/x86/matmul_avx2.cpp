@@ -15,6 +15,7 @@
 
 #include "backends/cpu/kquant_scales.h"
 #include "backends/cpu/matmul_tiles.h"
+#include "backends/cpu/reference_kernels.h"
 
 #define STATICLM_AVX2 __attribute__((target("avx2,fma,f16c"), always_inline)) inline
 #define STATICLM_AVX2_KERNEL __attribute__((target("avx2,fma,f16c")))
@@ -411,7 +412,7 @@ void MatMulRangeAvx2(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, 
                      int64_t rows, float* y, int64_t o_begin, int64_t o_end) {
   TileArgs whole{w, DTypeBytes(type, static_cast<uint64_t>(n_in)), x, n_in, y, n_out};
   if (!tiles::DriveByType<Kernels>(type, whole, rows, o_begin, o_end)) {
-    MatMulRangeReference(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
+    ref::MatMulColumns(type, w, n_out, n_in, x, rows, y, o_begin, o_end);
   }
 }
 
