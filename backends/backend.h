@@ -42,6 +42,8 @@ struct BackendOptions {
   // Time every op of every step into the backend's OpProfile: CPU, two clock reads per op;
   // Vulkan, a device timestamp after each dispatch (Prepare fails on a device without them).
   bool profile_ops = false;
+  // CPU: put the packed weights on huge pages where the system allows (platform/huge_pages.h).
+  bool huge_pages = true;
 };
 
 // A backend is Prepare at init and Execute every step, plus two separate concerns, each its

@@ -9,6 +9,11 @@
 
 namespace staticlm {
 
+// Which pages back a buffer: normal ones, or huge pages where the system allows them
+// (platform/huge_pages.h; the buffer is then aligned and sized to whole huge pages when it is at
+// least one huge page large, and otherwise allocated as kNormal).
+enum class Pages { kNormal, kHugeWherePossible };
+
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
@@ -20,7 +25,7 @@ class AlignedBuffer {
 
   // Init only: allocates `bytes` (rounded up to `alignment`, a power of two) and zeroes them,
   // so every page is touched once here and never faults in the run phase.
-  Status Allocate(size_t bytes, size_t alignment, const char* what);
+  Status Allocate(size_t bytes, size_t alignment, const char* what, Pages pages = Pages::kNormal);
   void Release();
 
   uint8_t* data() { return data_; }
@@ -30,6 +35,7 @@ class AlignedBuffer {
  private:
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool mapped_ = false;  // from MapHugePages, not the heap
 };
 
 }  // namespace staticlm

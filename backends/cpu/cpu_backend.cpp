@@ -389,7 +389,8 @@ Status CpuBackend::PreparePackedWeights() {
       });
     }
   }
-  return packed_weights_.Build(matrices);
+  return packed_weights_.Build(matrices,
+                               options_.huge_pages ? Pages::kHugeWherePossible : Pages::kNormal);
 }
 
 // The element-wise kernels and the RoPE table (sized by the largest chunk and head).

@@ -190,11 +190,7 @@ void PackX16(DType type, const uint8_t* w, int64_t n_out, int64_t n_in, uint8_t*
   }
 }
 
-void PackedWeights::AlignedDelete::operator()(uint8_t* p) const {
-  ::operator delete[](p, std::align_val_t(kAlignment));
-}
-
-Status PackedWeights::Build(const std::vector<Matrix>& matrices) {
+Status PackedWeights::Build(const std::vector<Matrix>& matrices, Pages pages) {
   std::vector<Matrix> unique;
   for (const Matrix& m : matrices) {
     if (PackedBytes(m.type, m.n_out, m.n_in) == 0) continue;
@@ -211,10 +207,10 @@ Status PackedWeights::Build(const std::vector<Matrix>& matrices) {
     bytes_ += (PackedBytes(m.type, m.n_out, m.n_in) + kAlignment - 1) / kAlignment * kAlignment;
   }
   entries_.clear();
-  storage_.reset();
+  storage_.Release();
   if (bytes_ == 0) return Status::Ok();
-  storage_.reset(new (std::align_val_t(kAlignment)) uint8_t[bytes_]);
-  uint8_t* next = storage_.get();
+  STATICLM_RETURN_IF_ERROR(storage_.Allocate(bytes_, kAlignment, "the packed weights", pages));
+  uint8_t* next = storage_.data();
   for (const Matrix& m : unique) {
     PackX16(m.type, m.file, m.n_out, m.n_in, next);
     if (m.page_out_file) {  // at once, so that the peak holds one matrix twice, not all

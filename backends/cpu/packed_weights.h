@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "contract/dtype.h"
+#include "platform/aligned_buffer.h"
 #include "platform/status.h"
 
 namespace staticlm::cpu {
@@ -136,11 +137,13 @@ class PackedWeights {
     bool page_out_file = false;
   };
   // Init only: packs each distinct matrix (duplicates by address are packed once, and their
-  // file copy paged out only if every listing allows it) into one 64-byte-aligned allocation.
-  Status Build(const std::vector<Matrix>& matrices);
+  // file copy paged out only if every listing allows it) into one 64-byte-aligned allocation,
+  // on huge pages where `pages` asks and the system allows (platform/huge_pages.h).
+  Status Build(const std::vector<Matrix>& matrices, Pages pages = Pages::kNormal);
   // Run phase: the packed copy of the matrix at `file`, or nullptr when it has none.
   const uint8_t* Find(const uint8_t* file) const;
   uint64_t bytes() const { return bytes_; }
+  const uint8_t* data() const { return storage_.data(); }
   size_t count() const { return entries_.size(); }
 
  private:
@@ -148,11 +151,8 @@ class PackedWeights {
     const uint8_t* file;
     const uint8_t* packed;
   };
-  struct AlignedDelete {
-    void operator()(uint8_t* p) const;
-  };
   std::vector<Entry> entries_;  // sorted by file address
-  std::unique_ptr<uint8_t[], AlignedDelete> storage_;
+  AlignedBuffer storage_;
   uint64_t bytes_ = 0;
 };
 

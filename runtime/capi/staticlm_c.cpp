@@ -59,6 +59,7 @@ Status ToEngineLimits(const staticlm_limits* in, staticlm::EngineLimits* out) {
   out->busy_wait = in->busy_wait != 0;
   out->pin_threads = in->pin_threads != 0;
   out->profile_ops = in->profile_ops != 0;
+  out->huge_pages = in->huge_pages != 0;
   out->lock_memory = in->lock_memory != 0;
   out->plan_path = in->plan_path;
   out->disabled_fusions = in->disabled_fusions;
@@ -138,6 +139,7 @@ void staticlm_limits_default(staticlm_limits* limits) {
   limits->activation_bits = 0;
   limits->quantize = nullptr;
   limits->isa = nullptr;
+  limits->huge_pages = 1;
   limits->profile_ops = 0;
 }
 

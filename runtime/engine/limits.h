@@ -49,6 +49,9 @@ struct EngineLimits {
   const char* quantize = nullptr;
   // CPU: "auto", "avx512", "avx2", "neon" or "scalar" (BackendOptions::isa).
   char isa[16] = "auto";
+  // The KV cache, arena, io buffer and the CPU's packed weights on huge pages where the system
+  // allows (platform/huge_pages.h); false: normal pages.
+  bool huge_pages = true;
 };
 
 }  // namespace staticlm

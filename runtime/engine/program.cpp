@@ -208,9 +208,11 @@ int32_t Program::PositionEnd() const {
 }
 
 Status Program::Allocate() {
-  STATICLM_RETURN_IF_ERROR(kv_cache_.Allocate(BufferBytes(BufferId::kKvCache), 64, "the KV cache"));
-  STATICLM_RETURN_IF_ERROR(arena_.Allocate(BufferBytes(BufferId::kArena), 64, "the arena"));
-  STATICLM_RETURN_IF_ERROR(io_.Allocate(BufferBytes(BufferId::kIo), 64, "the io buffer"));
+  const Pages pages = limits_.huge_pages ? Pages::kHugeWherePossible : Pages::kNormal;
+  STATICLM_RETURN_IF_ERROR(
+      kv_cache_.Allocate(BufferBytes(BufferId::kKvCache), 64, "the KV cache", pages));
+  STATICLM_RETURN_IF_ERROR(arena_.Allocate(BufferBytes(BufferId::kArena), 64, "the arena", pages));
+  STATICLM_RETURN_IF_ERROR(io_.Allocate(BufferBytes(BufferId::kIo), 64, "the io buffer", pages));
   BufferBinding binding;
   binding.data[int(BufferId::kWeights)] = const_cast<uint8_t*>(model_->file().tensor_data());
   binding.bytes[int(BufferId::kWeights)] = model_->file().tensor_data_bytes();
@@ -250,6 +252,7 @@ BackendOptions Program::MakeBackendOptions() const {
   options.busy_wait = limits_.busy_wait;
   options.pin_threads = limits_.pin_threads;
   options.profile_ops = limits_.profile_ops;
+  options.huge_pages = limits_.huge_pages;
   options.reference_kernels = limits_.reference_kernels;
   options.quantized_activations = limits_.activation_bits;
   options.device = limits_.device;

@@ -24,6 +24,13 @@ struct BenchContextFacts {
   BandwidthProbeResult bandwidth;
   double init_s = 0;
   uint64_t peak_rss_bytes = 0;
+  // Transparent huge pages: the system's mode, its page size (0: none usable) and the bytes of
+  // the process on huge pages after the run (the buffers staticlm asked them for, and any the
+  // kernel gave in "always" mode).
+  bool huge_pages_asked = false;  // limits.huge_pages
+  const char* huge_page_mode = "";
+  uint64_t huge_page_bytes = 0;
+  uint64_t resident_huge_bytes = 0;
   uint64_t planned_bytes = 0;
   long long heap_events = -1;            // staticlm's; -1: unavailable (sanitizer build)
   long long driver_heap_events = -1;     // inside the device driver (heap_counts.h)

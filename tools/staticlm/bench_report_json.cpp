@@ -58,6 +58,7 @@ void WriteConfig(JsonOut& j, const BenchOptions& o, const BenchContextFacts& fac
   j.Bool("busy_wait", l.busy_wait != 0);
   j.Bool("pin", l.pin_threads != 0);
   j.Bool("lock", l.lock_memory != 0);
+  j.Bool("huge_pages", l.huge_pages != 0);
   j.String("prompt_source", "fixed English text, tokenized and repeated (bench/README.md)");
   j.String("sampler", "greedy");
   j.EndObject();
@@ -179,6 +180,9 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
   j.Number("sync_ms_per_token", f.sync_ms_per_token_median);
   j.Unsigned("peak_rss_bytes", facts.peak_rss_bytes);
   j.Unsigned("planned_bytes", facts.planned_bytes);
+  j.String("transparent_huge_pages", facts.huge_page_mode);
+  j.Unsigned("huge_page_bytes", facts.huge_page_bytes);
+  j.Unsigned("resident_huge_page_bytes", facts.resident_huge_bytes);
   if (facts.heap_events < 0) {
     j.Null("heap_allocs_after_init");
     j.Null("driver_heap_allocs_after_init");
@@ -191,6 +195,7 @@ void WriteBenchJson(FILE* out, const BenchReport& r) {
   j.Unsigned("read_bandwidth_probe_bytes",
              facts.bandwidth_measured ? facts.bandwidth.buffer_bytes : 0);
   j.String("read_bandwidth_probe_loop", facts.bandwidth_measured ? facts.bandwidth.loop : "");
+  j.Bool("read_bandwidth_probe_huge_pages", facts.bandwidth_measured && facts.bandwidth.huge_pages);
   j.BeginObject("read_bandwidth_by_probe_loop");  // bytes/s of every loop the probe timed
   for (int l = 0; facts.bandwidth_measured && l < facts.bandwidth.n_loops; ++l) {
     j.Number(facts.bandwidth.loop_names[l], facts.bandwidth.loop_bytes_per_s[l]);

@@ -104,13 +104,23 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
     std::fprintf(out, "%lld by staticlm, %lld inside the device driver\n", facts.heap_events,
                  facts.driver_heap_events);
   }
+  std::fprintf(out, "pages       %.1f MiB on huge pages (transparent huge pages \"%s\"",
+               facts.resident_huge_bytes / kMiB, facts.huge_page_mode);
+  if (facts.huge_page_bytes > 0) {
+    std::fprintf(out, ", %.0f KiB; %s)\n", facts.huge_page_bytes / 1024.0,
+                 facts.huge_pages_asked ? "asked for the cache, arena and packed weights"
+                                        : "not asked: --small-pages");
+  } else {
+    std::fprintf(out, ": none usable)\n");
+  }
   if (facts.bandwidth_measured) {
     std::fprintf(out,
-                 "bandwidth   %.2f GB/s read (%.0f MiB, %d threads, best of %d passes a loop; "
-                 "fastest loop: %s); bound at depth 0 %.1f tok/s (%.2f MiB/step)",
+                 "bandwidth   %.2f GB/s read (%.0f MiB on %s pages, %d threads, best of %d passes "
+                 "a loop; fastest loop: %s); bound at depth 0 %.1f tok/s (%.2f MiB/step)",
                  facts.bandwidth.bytes_per_s / 1e9, facts.bandwidth.buffer_bytes / kMiB,
-                 facts.bandwidth.threads, facts.bandwidth.passes, facts.bandwidth.loop,
-                 f.bound_tps_depth0, facts.bytes_per_step_depth0 / kMiB);
+                 facts.bandwidth.huge_pages ? "huge" : "normal", facts.bandwidth.threads,
+                 facts.bandwidth.passes, facts.bandwidth.loop, f.bound_tps_depth0,
+                 facts.bytes_per_step_depth0 / kMiB);
     if (std::isfinite(f.percent_of_bound_depth0)) {
       std::fprintf(out, ", decode at %.1f%% of it", f.percent_of_bound_depth0);
     }

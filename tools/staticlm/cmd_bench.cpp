@@ -12,6 +12,7 @@
 #include "platform/alloc_counter.h"
 #include "platform/bandwidth_probe.h"
 #include "platform/clock.h"
+#include "platform/huge_pages.h"
 #include "platform/process_stats.h"
 #include "tools/staticlm/bench_figures.h"
 #include "tools/staticlm/bench_machine.h"
@@ -139,6 +140,10 @@ int MeasureAndReport(staticlm_context* ctx, const BenchOptions& o, BenchContextF
   facts->driver_heap_events = heap.driver;
   facts->noise_after = RunNoiseProbe();
   facts->peak_rss_bytes = PeakRssBytes();
+  facts->huge_pages_asked = o.limits.huge_pages != 0;
+  facts->huge_page_mode = QueryHugePages().mode;
+  facts->huge_page_bytes = QueryHugePages().page_bytes;
+  facts->resident_huge_bytes = ResidentHugePageBytes(nullptr, SIZE_MAX);
   if (s != STATICLM_OK) {
     std::fprintf(stderr, "staticlm: %s\n", staticlm_last_error(ctx));
     return 1;

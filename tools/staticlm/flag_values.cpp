@@ -128,6 +128,8 @@ bool ParseRunSwitch(const char* flag, staticlm_limits* limits) {
     limits->pin_threads = 1;
   } else if (std::strcmp(flag, "--lock") == 0) {
     limits->lock_memory = 1;
+  } else if (std::strcmp(flag, "--small-pages") == 0) {
+    limits->huge_pages = 0;
   } else {
     return false;
   }

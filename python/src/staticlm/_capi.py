@@ -24,6 +24,7 @@ class Limits(ctypes.Structure):
         ("global_every", c_int32), ("max_snapshots", c_int32),
         ("pipeline_cache_path", c_char_p), ("activation_bits", c_int32),
         ("quantize", c_char_p), ("isa", c_char_p), ("profile_ops", c_int32),
+        ("huge_pages", c_int32),
     ]
 
 
