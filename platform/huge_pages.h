@@ -2,8 +2,8 @@
 // arena, io). A decode step streams every weight once: with 4 KiB pages that is one TLB miss
 // and page walk per 4 KiB (23,000 for SmolLM2's 92 MiB of packed weights), and the hardware
 // prefetchers stop at every page boundary; with 2 MiB pages, 46. Measured on Emerald Rapids
-// (2 threads, int8 activations): SmolLM2 decode +16-30 %, Gemma 3 270M +15-20 %
-// (README, "Huge pages").
+// (2 threads, int8 activations, 8 alternating rounds): SmolLM2 decode faster by a median 28 %,
+// Gemma 3 270M by 16 % (README, "Memory"; docs/figures.md, "Huge pages").
 //
 // Linux only (madvise(MADV_HUGEPAGE), which needs the system's transparent_hugepage mode to be
 // "always" or "madvise"); elsewhere, or with the mode "never", buffers keep normal pages and
