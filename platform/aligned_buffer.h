@@ -31,6 +31,7 @@ class AlignedBuffer {
   uint8_t* data() { return data_; }
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
+  bool on_huge_pages() const { return mapped_; }  // asked for and given a huge-page mapping
 
  private:
   uint8_t* data_ = nullptr;

@@ -9,15 +9,12 @@
 
 #include <barrier>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <new>
 #include <thread>
 #include <vector>
 
+#include "platform/aligned_buffer.h"
 #include "platform/clock.h"
-#include "platform/huge_pages.h"
 
 namespace staticlm {
 namespace {
@@ -186,38 +183,6 @@ struct ChildReport {
   char message[240];  // as Status holds
 };
 
-// The probe's buffer: huge pages from a mapping of their own where asked and available (as
-// staticlm's buffers get them), else the heap. Untouched: each thread writes its own slice.
-class ProbeBuffer {
- public:
-  ProbeBuffer(size_t bytes, bool huge_pages) {
-    const size_t page = huge_pages ? QueryHugePages().page_bytes : 0;
-    if (page > 0) {
-      bytes_ = (bytes + page - 1) / page * page;
-      data_ = static_cast<uint64_t*>(MapHugePages(bytes_));
-      huge_ = data_ != nullptr;
-    }
-    if (data_ == nullptr)
-      data_ = static_cast<uint64_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
-  }
-  ~ProbeBuffer() {
-    if (huge_) {
-      UnmapHugePages(data_, bytes_);
-    } else {
-      std::free(data_);
-    }
-  }
-  ProbeBuffer(const ProbeBuffer&) = delete;
-  ProbeBuffer& operator=(const ProbeBuffer&) = delete;
-  uint64_t* data() const { return data_; }
-  bool huge() const { return huge_; }
-
- private:
-  uint64_t* data_ = nullptr;
-  size_t bytes_ = 0;
-  bool huge_ = false;
-};
-
 }  // namespace
 
 Status MeasureReadBandwidth(const BandwidthProbeOptions& options, BandwidthProbeResult* result) {
@@ -229,18 +194,19 @@ Status MeasureReadBandwidth(const BandwidthProbeOptions& options, BandwidthProbe
                          options.passes);
   }
   const size_t words = options.buffer_bytes / sizeof(uint64_t);
-  const ProbeBuffer buffer(words * sizeof(uint64_t), options.huge_pages);
-  if (buffer.data() == nullptr) {
-    return Status::Error(StatusCode::kOutOfMemory, "bandwidth probe: cannot allocate %llu bytes",
-                         static_cast<unsigned long long>(options.buffer_bytes));
-  }
-  result->huge_pages = buffer.huge();
+  // On huge pages as staticlm's own buffers are (zeroed there; each thread then writes its slice).
+  AlignedBuffer storage;
+  STATICLM_RETURN_IF_ERROR(
+      storage.Allocate(words * sizeof(uint64_t), 64, "the bandwidth probe",
+                       options.huge_pages ? Pages::kHugeWherePossible : Pages::kNormal));
+  uint64_t* const buffer = reinterpret_cast<uint64_t*>(storage.data());
+  result->huge_pages = storage.on_huge_pages();
   Shared shared(options.threads);
   const size_t per_thread = words / static_cast<size_t>(options.threads) / 8 * 8;  // 64 B lines
   for (int t = 0; t < options.threads; ++t) {
     size_t begin = per_thread * static_cast<size_t>(t);
     size_t end = t + 1 == options.threads ? words : begin + per_thread;
-    shared.slices.push_back({buffer.data() + begin, end - begin});
+    shared.slices.push_back({buffer + begin, end - begin});
   }
   shared.sums.assign(static_cast<size_t>(options.threads), 0);
   shared.n_loops = AvailableLoops(shared.loops);

@@ -17,8 +17,8 @@ struct BandwidthProbeOptions {
   int threads = 1;                              // each streams its own contiguous slice
   int passes = 5;                               // the best pass is reported
   // The buffer on transparent huge pages where the system allows (platform/huge_pages.h), as
-  // staticlm's own buffers are by default: with 4 KiB pages the loops read ~20 % slower on
-  // Emerald Rapids, and the probe would not be a ceiling for a decode step on huge pages.
+  // staticlm's own buffers are by default, so that the probe stays a ceiling for a decode step
+  // that streams huge pages.
   bool huge_pages = true;
 };
 
@@ -39,7 +39,7 @@ struct BandwidthProbeResult {
   uint64_t buffer_bytes = 0;
   int threads = 0;
   int passes = 0;
-  bool huge_pages = false;  // the kernel accepted the huge-page advice for the buffer
+  bool huge_pages = false;  // the buffer was a huge-page mapping (AlignedBuffer::on_huge_pages)
 };
 
 // Allocates the buffer, has every thread write its slice (so the pages exist), then, for each

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "platform/bandwidth_probe.h"
+#include "platform/huge_pages.h"
 
 namespace staticlm {
 namespace {
@@ -55,6 +56,21 @@ TEST(BandwidthProbeTest, MeasurementNamesTheFastestLoop) {
     fastest = result.loop_bytes_per_s[l] > fastest ? result.loop_bytes_per_s[l] : fastest;
   }
   EXPECT_EQ(result.bytes_per_s, fastest);
+}
+
+// The buffer is on huge pages where the system has them, as staticlm's own buffers are, unless
+// the options say not to.
+TEST(BandwidthProbeTest, BufferIsOnHugePagesWhereTheSystemHasThem) {
+  for (const bool huge : {true, false}) {
+    BandwidthProbeOptions options;
+    options.buffer_bytes = uint64_t{8} << 20;
+    options.passes = 1;
+    options.huge_pages = huge;
+    BandwidthProbeResult result;
+    ASSERT_TRUE(MeasureReadBandwidth(options, &result).ok());
+    EXPECT_EQ(result.huge_pages, huge && QueryHugePages().page_bytes > 0)
+        << "mode " << QueryHugePages().mode;
+  }
 }
 
 TEST(BandwidthProbeTest, BadOptionsAreRefused) {
