@@ -35,7 +35,8 @@ void UnmapHugePages(void* data, size_t bytes);
 
 // Reports only (it reads /proc/self/smaps, which allocates): how many bytes of
 // [data, data + bytes) are resident in huge pages now, from the AnonHugePages of the mappings
-// that overlap the range (a mapping partly inside counts in proportion). 0 where unknown.
+// that overlap the range (a mapping partly inside counts in proportion); data nullptr and bytes
+// SIZE_MAX: the whole process. 0 where unknown.
 size_t ResidentHugePageBytes(const void* data, size_t bytes);
 
 }  // namespace staticlm

@@ -108,7 +108,7 @@ void PrintMachineFigures(FILE* out, const BenchContextFacts& facts, const BenchF
                facts.resident_huge_bytes / kMiB, facts.huge_page_mode);
   if (facts.huge_page_bytes > 0) {
     std::fprintf(out, ", %.0f KiB; %s)\n", facts.huge_page_bytes / 1024.0,
-                 facts.huge_pages_asked ? "asked for the cache, arena and packed weights"
+                 facts.huge_pages_asked ? "asked for the cache, arena, io and packed weights"
                                         : "not asked: --small-pages");
   } else {
     std::fprintf(out, ": none usable)\n");
