@@ -30,32 +30,29 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
 Status AlignedBuffer::Allocate(size_t bytes, size_t alignment, const char* what, Pages pages) {
   Release();
   if (bytes == 0) return Status::Ok();
-  // Huge pages come from a mapping of their own (MapHugePages says why), whole pages of it.
+  // Huge pages come from a mapping of their own (MapHugePages says why), whole pages of it;
+  // where the system gives none, normal pages as for kNormal.
   const size_t huge = QueryHugePages().page_bytes;
-  if (pages == Pages::kHugeWherePossible && huge > 0 && bytes >= huge && alignment <= huge) {
-    const size_t rounded = (bytes + huge - 1) / huge * huge;
-    if (rounded >= bytes) {
-      data_ = static_cast<uint8_t*>(MapHugePages(rounded));
-      if (data_ != nullptr) {
-        mapped_ = true;
-        size_ = rounded;
-        std::memset(data_, 0, rounded);  // faults every page in now, not in the run phase
-        return Status::Ok();
-      }
-    }  // else normal pages, as where the system has no huge pages
-  }
-  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  const bool use_huge =
+      pages == Pages::kHugeWherePossible && huge > 0 && bytes >= huge && alignment <= huge;
+  const size_t unit = use_huge ? huge : alignment;
+  const size_t rounded = (bytes + unit - 1) / unit * unit;
   if (rounded < bytes) {
     return Status::Error(StatusCode::kOutOfMemory, "%s: size %zu overflows", what, bytes);
   }
-  void* p = std::aligned_alloc(alignment, rounded);
-  if (p == nullptr) {
-    return Status::Error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for %s", rounded,
-                         what);
+  void* p = use_huge ? MapHugePages(rounded) : nullptr;
+  mapped_ = p != nullptr;
+  size_t size = rounded;
+  if (!mapped_) {
+    size = (bytes + alignment - 1) / alignment * alignment;  // ≤ rounded: cannot overflow
+    p = std::aligned_alloc(alignment, size);
   }
-  std::memset(p, 0, rounded);
+  if (p == nullptr) {
+    return Status::Error(StatusCode::kOutOfMemory, "cannot allocate %zu bytes for %s", size, what);
+  }
+  std::memset(p, 0, size);  // faults every page in now, not in the run phase
   data_ = static_cast<uint8_t*>(p);
-  size_ = rounded;
+  size_ = size;
   return Status::Ok();
 }
 
