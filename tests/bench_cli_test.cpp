@@ -104,6 +104,11 @@ TEST(BenchCliTest, ReportsEveryKey) {
                           "resident_huge_page_bytes",
                           "huge_pages",
                           "bandwidth_bound_tokens_per_s",
+                          "slow_steps_by_depth",
+                          "slow_steps_ms_above_p50_by_depth",
+                          "decode_host_steal_ms_by_depth",
+                          "decode_cpu_wait_ms_by_depth",
+                          "decode_involuntary_switches_by_depth",
                           "machine",
                           "backend",
                           "threads",
@@ -136,6 +141,17 @@ TEST(BenchCliTest, ReportsEveryKey) {
   // A decode step reads every weight: tens of MiB for SmolLM2-135M, more at depth 16.
   EXPECT_GT(NumberOf(bytes, "0"), 10e6) << bytes;
   EXPECT_GT(NumberOf(bytes, "16"), NumberOf(bytes, "0")) << bytes;
+  // What took the CPUs away during the decode steps: read from procfs on Linux, so known
+  // (never NaN) and never negative; the slow steps are at most the steps timed.
+  for (const char* key :
+       {"slow_steps_by_depth", "slow_steps_ms_above_p50_by_depth", "decode_host_steal_ms_by_depth",
+        "decode_cpu_wait_ms_by_depth", "decode_involuntary_switches_by_depth"}) {
+    const size_t at = json.find(std::string("\"") + key + "\": ");
+    const std::string per_depth = json.substr(at, json.find('}', at) - at);
+    EXPECT_GE(NumberOf(per_depth, "0"), 0.0) << per_depth;
+    EXPECT_GE(NumberOf(per_depth, "16"), 0.0) << per_depth;
+  }
+  EXPECT_NE(r.output.find("slow steps  (> 1.10 x p50)"), std::string::npos) << r.output;
   EXPECT_GE(NumberOf(json, "peak_rss_bytes"), NumberOf(json, "planned_bytes") * 0.5);
 #ifdef STATICLM_SANITIZE
   EXPECT_EQ(ValueOf(json, "heap_allocs_after_init").rfind("null", 0), 0u) << json;

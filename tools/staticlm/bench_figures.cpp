@@ -43,6 +43,33 @@ Summary LatencySummary(const BenchWorkload& w, const BenchResults& r, size_t onl
   return Summarize(ms.data(), ms.size());
 }
 
+// The steps at depth index `d` slower than kSlowStepFactor × p50, and their time above p50.
+void CountSlowSteps(const BenchWorkload& w, const BenchResults& r, size_t d, DepthFigures* df) {
+  const double p50 = df->latency_ms.p50;
+  for (int32_t rep = 0; rep < w.reps; ++rep) {
+    for (int32_t i = 0; i < w.gen_tokens; ++i) {
+      const double ms = r.LatencyAt(w, rep, d, i) * 1e3;
+      if (ms <= kSlowStepFactor * p50) continue;
+      ++df->slow_steps;
+      df->slow_excess_ms += ms - p50;
+    }
+  }
+}
+
+// The contention of depth index `d`'s timed steps, summed over the repetitions.
+void SumContention(const BenchResults& r, size_t d, DepthFigures* df) {
+  for (const BenchRep& rep : r.reps) {
+    const CpuContention& c = rep.decode_contention[d];
+    df->steal_ms += c.steal_s >= 0 ? c.steal_s * 1e3 : kNaN;
+    df->run_delay_ms += c.run_delay_s >= 0 ? c.run_delay_s * 1e3 : kNaN;
+    if (c.involuntary_switches < 0 || df->involuntary_switches < 0) {
+      df->involuntary_switches = -1;
+    } else {
+      df->involuntary_switches += c.involuntary_switches;
+    }
+  }
+}
+
 double BoundTps(const BenchContextFacts& facts, uint64_t bytes_per_step) {
   if (!facts.bandwidth_measured || bytes_per_step == 0) return kNaN;
   return facts.bandwidth.bytes_per_s / static_cast<double>(bytes_per_step);
@@ -83,6 +110,8 @@ BenchFigures ComputeBenchFigures(const BenchWorkload& w, const BenchResults& r,
     df.bound_tps = BoundTps(facts, df.bytes_per_step);
     df.percent_of_bound = df.decode_tps_median / df.bound_tps * 100.0;
     if (df.depth == 0) f.percent_of_bound_depth0 = df.percent_of_bound;
+    CountSlowSteps(w, r, d, &df);
+    SumContention(r, d, &df);
     f.depths.push_back(df);
   }
   return f;

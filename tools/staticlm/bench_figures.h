@@ -47,7 +47,20 @@ struct DepthFigures {
   double implied_bytes_per_s = 0;  // bytes_per_step × decode_tps_median
   double bound_tps = 0;            // read bandwidth / bytes_per_step; NaN without the probe
   double percent_of_bound = 0;     // decode_tps_median / bound_tps × 100
+  // The steps slower than kSlowStepFactor × p50 (those that make p99 exceed it): how many, and
+  // the time they spent above p50, summed over the repetitions.
+  int slow_steps = 0;
+  double slow_excess_ms = 0;
+  // What took the CPUs away while the timed steps ran, summed over the repetitions (NaN / -1
+  // where the system does not say): the host's steal time over all CPUs, this process's waits
+  // for a CPU of the guest, and its involuntary context switches.
+  double steal_ms = 0;
+  double run_delay_ms = 0;
+  long long involuntary_switches = 0;
 };
+
+// A decode step slower than this multiple of the median is a slow step (issue 16's p99 target).
+constexpr double kSlowStepFactor = 1.10;
 
 // Per repetition, in the units reported.
 struct RepFigures {

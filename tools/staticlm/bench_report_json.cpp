@@ -97,6 +97,13 @@ void WritePerDepth(JsonOut& j, const BenchFigures& f) {
   WriteByDepth(j, "bandwidth_bound_tokens_per_s_by_depth", f, [](auto& d) { return d.bound_tps; });
   WriteByDepth(j, "decode_percent_of_bound_by_depth", f,
                [](auto& d) { return d.percent_of_bound; });
+  WriteByDepth(j, "slow_steps_by_depth", f, [](auto& d) { return double(d.slow_steps); });
+  WriteByDepth(j, "slow_steps_ms_above_p50_by_depth", f, [](auto& d) { return d.slow_excess_ms; });
+  WriteByDepth(j, "decode_host_steal_ms_by_depth", f, [](auto& d) { return d.steal_ms; });
+  WriteByDepth(j, "decode_cpu_wait_ms_by_depth", f, [](auto& d) { return d.run_delay_ms; });
+  WriteByDepth(j, "decode_involuntary_switches_by_depth", f, [](auto& d) {
+    return d.involuntary_switches >= 0 ? double(d.involuntary_switches) : NAN;
+  });
 }
 
 void WriteReps(JsonOut& j, const BenchReport& r) {

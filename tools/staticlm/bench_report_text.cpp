@@ -46,6 +46,23 @@ void PrintLatencyRow(FILE* out, const char* label, const Summary& s) {
                s.p99, s.max, s.stdev);
 }
 
+// Per depth: the time the slow steps lost beside what the machine took from the CPUs while the
+// steps ran (host steal: the hypervisor ran something else on a vCPU, all CPUs summed; CPU wait:
+// this process's threads were runnable but another task of the guest had the CPU).
+void PrintSlowSteps(FILE* out, const BenchFigures& f) {
+  std::fprintf(out,
+               "slow steps  (> %.2f x p50)   ms above p50   host steal ms   CPU wait ms   "
+               "involuntary switches\n",
+               kSlowStepFactor);
+  for (const DepthFigures& d : f.depths) {
+    char label[24];
+    std::snprintf(label, sizeof(label), "d=%d", d.depth);
+    std::fprintf(out, "  %-8s %16d %14.1f %15.1f %13.1f %22lld\n", label, d.slow_steps,
+                 d.slow_excess_ms, d.steal_ms, d.run_delay_ms, d.involuntary_switches);
+  }
+  std::fputc('\n', out);
+}
+
 void PrintDecode(FILE* out, const BenchFigures& f) {
   std::fprintf(out, "decode      tok/s     tok/s   bytes/step   implied     bound   %% of\n");
   std::fprintf(out, "  depth    median      best        (MiB)      GB/s     tok/s  bound\n");
@@ -66,6 +83,7 @@ void PrintDecode(FILE* out, const BenchFigures& f) {
   }
   PrintLatencyRow(out, "all", f.latency_ms);
   std::fputc('\n', out);
+  PrintSlowSteps(out, f);
 }
 
 // --op-profile: where a decode token's time goes, per depth, then a prompt token's in prefill.

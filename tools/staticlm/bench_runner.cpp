@@ -70,7 +70,7 @@ staticlm_status MeasureFirstToken(staticlm_context* ctx, const BenchWorkload& w,
 // decode steps, feeding back the greedy token. At depth 0 the first step decodes tokens[0].
 staticlm_status MeasureDecode(staticlm_context* ctx, const BenchWorkload& w, int32_t depth,
                               double* latency_s, double* total_s, double* sync_s,
-                              const OpSink* ops) {
+                              CpuContention* contention, const OpSink* ops) {
   const staticlm_sampler greedy = GreedySampler();
   staticlm_reset(ctx);
   int32_t token = w.tokens[0];
@@ -83,6 +83,7 @@ staticlm_status MeasureDecode(staticlm_context* ctx, const BenchWorkload& w, int
   staticlm_reset_sync_seconds(ctx);
   if (ops != nullptr) staticlm_reset_op_profile(ctx);
   double total = 0;
+  const CpuContention before = ReadCpuContention();
   for (int32_t i = 0; i < w.gen_tokens; ++i) {
     double start = NowSeconds();
     s = staticlm_decode(ctx, token);
@@ -92,6 +93,7 @@ staticlm_status MeasureDecode(staticlm_context* ctx, const BenchWorkload& w, int
     latency_s[i] = seconds;
     total += seconds;
   }
+  *contention = CpuContentionBetween(before, ReadCpuContention());
   *total_s = total;
   *sync_s += staticlm_sync_seconds(ctx);
   if (ops != nullptr) return AddOpProfile(ctx, ops->scratch, ops->sum, ops->used);
@@ -115,7 +117,8 @@ staticlm_status MeasureRep(staticlm_context* ctx, const BenchWorkload& w, BenchR
               &results->op_rows_used[d]};
     }
     s = MeasureDecode(ctx, w, w.depths[d], latency_s + d * static_cast<size_t>(w.gen_tokens),
-                      &rep->decode_s[d], &rep->sync_s, results != nullptr ? &sink : nullptr);
+                      &rep->decode_s[d], &rep->sync_s, &rep->decode_contention[d],
+                      results != nullptr ? &sink : nullptr);
   }
   return s;
 }
@@ -124,7 +127,10 @@ staticlm_status MeasureRep(staticlm_context* ctx, const BenchWorkload& w, BenchR
 
 void AllocateBenchResults(const BenchWorkload& w, BenchResults* results) {
   results->reps.assign(static_cast<size_t>(w.reps), BenchRep{});
-  for (BenchRep& rep : results->reps) rep.decode_s.assign(w.n_depths, 0.0);
+  for (BenchRep& rep : results->reps) {
+    rep.decode_s.assign(w.n_depths, 0.0);
+    rep.decode_contention.assign(w.n_depths, CpuContention{});
+  }
   results->latency_s.assign(
       static_cast<size_t>(w.reps) * w.n_depths * static_cast<size_t>(w.gen_tokens), 0.0);
   if (w.op_profile) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "platform/cpu_contention.h"
 #include "staticlm/staticlm.h"
 
 namespace staticlm::cli {
@@ -32,6 +33,9 @@ struct BenchRep {
   double ttft_s = 0;             // the prefill plus sampling the first token
   double sync_s = 0;             // staticlm_sync_seconds over every timed decode step of this rep
   std::vector<double> decode_s;  // per depth: the sum of its step latencies
+  // Per depth: what took the CPUs away while its decode steps ran (read just before the first
+  // timed step and just after the last).
+  std::vector<CpuContention> decode_contention;
 };
 
 // Everything measured; sized by AllocateBenchResults before the run phase starts.
