@@ -29,6 +29,7 @@
 #include "backends/cpu/half.h"
 #include "backends/cpu/matmul_int8.h"
 #include "backends/cpu/packed_weights.h"
+#include "platform/aligned_buffer.h"
 
 namespace staticlm::cpu {
 namespace {
@@ -98,8 +99,10 @@ double Seconds() {
 struct Setup {
   const Shape* shape;
   int64_t rows;
-  std::vector<uint8_t> pool;         // `copies` copies of the weights, back to back
-  std::vector<uint8_t> packed_pool;  // the same copies packed (packed_weights.h), if they can be
+  // `copies` copies of the weights, back to back, and the same copies packed (packed_weights.h)
+  // if they can be; on huge pages where the system allows, as a context's packed weights are.
+  AlignedBuffer pool;
+  AlignedBuffer packed_pool;
   size_t one = 0, packed_one = 0, copies = 1, calls = 1;
   std::vector<float> x;
   MatMulRangeFn f32;
@@ -150,14 +153,19 @@ void Measure(const Shape& shape, int64_t rows, int reps, int threads, size_t poo
   std::vector<uint8_t> one = MakeWeights(shape.type, shape.n_out, shape.n_in);
   s.one = one.size();
   s.copies = rows == 1 ? std::max<size_t>(2, pool_bytes / one.size()) : 1;
-  s.pool.resize(s.one * s.copies);
-  for (size_t c = 0; c < s.copies; ++c) std::memcpy(&s.pool[c * s.one], one.data(), s.one);
+  if (!s.pool.Allocate(s.one * s.copies, 64, "pool", Pages::kHugeWherePossible).ok()) std::abort();
+  for (size_t c = 0; c < s.copies; ++c) std::memcpy(s.pool.data() + c * s.one, one.data(), s.one);
   const bool packable = PackedSupportsType(shape.type) && kernels.int8.packed_matmul != nullptr;
   if (packable) {
     s.packed_one = PackedBytes(shape.type, shape.n_out, shape.n_in);
-    s.packed_pool.resize(s.packed_one * s.copies);
+    if (!s.packed_pool
+             .Allocate(s.packed_one * s.copies, 64, "packed pool", Pages::kHugeWherePossible)
+             .ok()) {
+      std::abort();
+    }
     for (size_t c = 0; c < s.copies; ++c) {
-      PackX16(shape.type, one.data(), shape.n_out, shape.n_in, &s.packed_pool[c * s.packed_one]);
+      PackX16(shape.type, one.data(), shape.n_out, shape.n_in,
+              s.packed_pool.data() + c * s.packed_one);
     }
   }
   // Enough calls for ~100 MB of weights per timing (at least one pass over the copies).

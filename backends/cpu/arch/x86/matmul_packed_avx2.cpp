@@ -24,8 +24,9 @@ namespace staticlm::cpu::detail {
 namespace {
 
 constexpr int kMaxRows = 4;  // activation rows sharing each loaded weight chunk (16 ymm live)
-// The software prefetch distance: as in matmul_packed_avx512vnni.cpp.
-constexpr size_t kPrefetchAhead = 4096;
+// The software prefetch distance: as in matmul_packed_avx512vnni.cpp (with AVX2 on Zen 4:
+// SmolLM2 decode +5 %, Gemma 3 +2 % against 4 KiB, alternating rounds).
+constexpr size_t kPrefetchAhead = 12288;
 
 // Σ of 4 products per 32-bit lane: the byte pairs of vpmaddubsw, then pairs of those.
 STATICLM_AVX2 __m256i Dot4(__m256i u, __m256i x) {

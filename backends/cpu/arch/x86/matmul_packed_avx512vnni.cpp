@@ -22,9 +22,14 @@ namespace {
 constexpr int kMaxRows = 8;  // activation rows sharing each loaded weight chunk
 // How far ahead of the values being read the software prefetch runs: on into the next group
 // (contiguous), so a task's stream does not wait for the hardware prefetchers to pick it up
-// again at each page. In a standalone test of the Gemma 3 head on Zen 4 the distance (0 to 16
-// KiB) and the hint made no difference beyond the noise; the layout did (11 → 20+ GB/s).
-constexpr size_t kPrefetchAhead = 4096;
+// again at each page. On 4 KiB pages the distance made no difference (the page walks were the
+// limit); since the packed weights sit on huge pages it does. Zen 4, one core, packed products
+// from memory (matmul_int8_bench, huge pages): 4 KiB ahead read 15-22 GB/s, 8 KiB 16-26,
+// 12 KiB 18-26, 16 KiB 19-27, 24-32 KiB less again; with the T1 or NTA hint, or none, less
+// than T0. Decode with 12 KiB, 2 threads, alternating rounds against 4 KiB: Gemma 3 +19 %,
+// SmolLM2 +6 % (bench/results/2026-11-27e-zen4-prefetch-distance.txt). 12 KiB stays well
+// inside a 32 KiB L1 while the lines wait to be read.
+constexpr size_t kPrefetchAhead = 12288;
 
 // The 16 rows' f16 scales at p, as f32.
 STATICLM_VNNI __m512 LoadScales(const uint8_t* p) {
