@@ -1,6 +1,5 @@
 #include "platform/cpu_contention.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -9,28 +8,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "platform/proc_file.h"
+
 namespace staticlm {
 namespace {
-
-// Reads up to `capacity - 1` bytes of the file at `path` (relative to `dir_fd`, or absolute)
-// into `out`, NUL-terminated. False when it cannot be read.
-bool ReadSmallFile(int dir_fd, const char* path, char* out, size_t capacity) {
-  int fd;
-  do {
-    fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return false;
-  size_t used = 0;
-  while (used + 1 < capacity) {
-    const ssize_t n = read(fd, out + used, capacity - 1 - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    used += static_cast<size_t>(n);
-  }
-  close(fd);
-  out[used] = '\0';
-  return used > 0;
-}
 
 // Parses a decimal number at *p and moves *p past it and the spaces after it.
 bool ParseNumber(const char** p, unsigned long long* value) {

@@ -1,10 +1,10 @@
 #include "platform/process_stats.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <cstring>
+
+#include "platform/proc_file.h"
 
 namespace staticlm {
 namespace {
@@ -15,21 +15,7 @@ constexpr size_t kStatusBytes = 4096;
 // Reads up to `capacity - 1` bytes of /proc/self/status into `out`, NUL-terminated.
 // Returns false when the file cannot be read.
 bool ReadStatus(char* out, size_t capacity) {
-  int fd;
-  do {
-    fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return false;
-  size_t used = 0;
-  while (used + 1 < capacity) {
-    ssize_t n = read(fd, out + used, capacity - 1 - used);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    used += static_cast<size_t>(n);
-  }
-  close(fd);
-  out[used] = '\0';
-  return used > 0;
+  return ReadSmallFile(AT_FDCWD, "/proc/self/status", out, capacity);
 }
 
 // Finds "<key>:   <number> kB" at the start of a line and returns the number in bytes.
