@@ -151,6 +151,9 @@ TEST(BenchCliTest, ReportsEveryKey) {
     EXPECT_GE(NumberOf(per_depth, "0"), 0.0) << per_depth;
     EXPECT_GE(NumberOf(per_depth, "16"), 0.0) << per_depth;
   }
+  const size_t slow_at = json.find("\"slow_steps_by_depth\": ");
+  const std::string slow = json.substr(slow_at, json.find('}', slow_at) - slow_at);
+  EXPECT_LE(NumberOf(slow, "0"), 4.0) << slow;  // --gen-tokens 4 --reps 1
   EXPECT_NE(r.output.find("slow steps  (> 1.10 x p50)"), std::string::npos) << r.output;
   EXPECT_GE(NumberOf(json, "peak_rss_bytes"), NumberOf(json, "planned_bytes") * 0.5);
 #ifdef STATICLM_SANITIZE
