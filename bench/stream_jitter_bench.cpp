@@ -10,7 +10,6 @@
 // Each pass: every thread reads its contiguous slice once, starting together behind a spin
 // barrier; the pass ends when the last is done. Buffer on huge pages where the system allows,
 // as staticlm's own buffers are.
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +20,7 @@
 
 #include "platform/aligned_buffer.h"
 #include "platform/clock.h"
+#include "tools/staticlm/bench_stats.h"
 
 namespace {
 
@@ -57,11 +57,6 @@ uint64_t ReadSlice(const uint64_t* w, size_t n) {
     s3 += w[i + 3];
   }
   return s0 ^ s1 ^ s2 ^ s3;
-}
-
-double Percentile(const std::vector<double>& sorted, double p) {
-  const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(i, sorted.size() - 1)];
 }
 
 }  // namespace
@@ -109,14 +104,14 @@ int main(int argc, char** argv) {
   }
   for (std::thread& t : helpers) t.join();
 
-  std::sort(ms.begin(), ms.end());
-  const double p50 = Percentile(ms, 0.50);
-  const double p99 = Percentile(ms, 0.99);
+  // The percentiles `staticlm bench` reports for decode steps, computed the same way.
+  const staticlm::cli::Summary t = staticlm::cli::Summarize(ms.data(), ms.size());
   std::printf(
       "stream %zu MiB, %d threads, %d passes: min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  max %.3f ms;"
       "  p99/p50 %.2f;  p50 rate %.1f GB/s  (checksum %llx)\n",
-      o.mib, o.threads, o.passes, ms.front(), p50, Percentile(ms, 0.90), p99, ms.back(), p99 / p50,
-      static_cast<double>(slice * sizeof(uint64_t) * static_cast<size_t>(o.threads)) / (p50 * 1e6),
+      o.mib, o.threads, o.passes, t.min, t.p50, t.p90, t.p99, t.max, t.p99 / t.p50,
+      static_cast<double>(slice * sizeof(uint64_t) * static_cast<size_t>(o.threads)) /
+          (t.p50 * 1e6),
       static_cast<unsigned long long>(sink.load()));
   return 0;
 }
