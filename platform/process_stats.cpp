@@ -12,16 +12,10 @@ namespace {
 // /proc/self/status is about 1.5 KiB; the memory lines sit in its first half.
 constexpr size_t kStatusBytes = 4096;
 
-// Reads up to `capacity - 1` bytes of /proc/self/status into `out`, NUL-terminated.
-// Returns false when the file cannot be read.
-bool ReadStatus(char* out, size_t capacity) {
-  return ReadSmallFile(AT_FDCWD, "/proc/self/status", out, capacity);
-}
-
 // Finds "<key>:   <number> kB" at the start of a line and returns the number in bytes.
 uint64_t FieldBytes(const char* key) {
   char text[kStatusBytes];
-  if (!ReadStatus(text, sizeof(text))) return 0;
+  if (!ReadSmallFile(AT_FDCWD, "/proc/self/status", text, sizeof(text))) return 0;
   const size_t key_length = std::strlen(key);
   for (const char* line = text; *line != '\0';) {
     if (std::strncmp(line, key, key_length) == 0 && line[key_length] == ':') {
