@@ -444,25 +444,49 @@ TEST(FamilyPlanTest, UnknownArchitectureNamesTheFieldAndValue) {
 }
 
 TEST(FamilyPlanTest, UnsupportedRopeScalingNamesTheFieldAndValue) {
-  Family yarn;
-  yarn.scaling_type = "yarn";
-  yarn.scaling_factor = 4.0f;
+  Family dynamic;
+  dynamic.scaling_type = "dynamic";
+  dynamic.scaling_factor = 4.0f;
   Lowered a;
-  ExpectOneLineError(a.Build(yarn), "llama.rope.scaling.type = yarn is not supported");
-  Family linear;
+  ExpectOneLineError(a.Build(dynamic), "llama.rope.scaling.type = dynamic is not supported");
+  Family linear;  // linear needs its factor
   linear.arch = "qwen2";
   linear.qkv_bias = true;
   linear.scaling_type = "linear";
   Lowered b;
-  ExpectOneLineError(b.Build(linear), "qwen2.rope.scaling.type = linear is not supported");
+  ExpectOneLineError(b.Build(linear), "qwen2.rope.scaling.factor is missing");
   Family factor_only;
   factor_only.scaling_factor = 4.0f;
   Lowered c;
   ExpectOneLineError(c.Build(factor_only), "llama.rope.scaling.factor = 4 is not supported");
+  Family yarn;  // YaRN places its ramp by the original context
+  yarn.scaling_type = "yarn";
+  yarn.scaling_factor = 4.0f;
+  Lowered e;
+  ExpectOneLineError(e.Build(yarn), "llama.rope.scaling.original_context_length is missing");
+  Family below;
+  below.scaling_type = "linear";
+  below.scaling_factor = 0.5f;
+  Lowered f;
+  ExpectOneLineError(f.Build(below), "llama.rope.scaling.factor = 0.5 is out of range");
   Family none;  // "none" is no scaling
   none.scaling_type = "none";
   Lowered d;
   EXPECT_TRUE(d.Build(none).ok());
+}
+
+// Linear and YaRN factors are computed when the model loads (Model::Load adds them after the
+// file's bytes); a plan built from the metadata alone is refused rather than left unscaled.
+TEST(FamilyPlanTest, NumericRopeScalingWithoutItsFactorsIsRefused) {
+  Family linear;
+  linear.scaling_type = "linear";
+  linear.scaling_factor = 4.0f;
+  Lowered a;
+  ExpectOneLineError(a.Build(linear), "rope_freqs.weight");
+  Family with_tensor = linear;  // a file that holds them (as a folder's config gives them)
+  with_tensor.rope_freqs = true;
+  Lowered b;
+  EXPECT_TRUE(b.Build(with_tensor).ok());
 }
 
 TEST(FamilyPlanTest, RopeFactorsAreCheckedAndRefuseSinks) {

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "runtime/model/model_hash.h"
+#include "runtime/model/rope_scaling.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 #include "runtime/tokenizer/tokenizer_json.h"
 
@@ -23,6 +25,7 @@ Status Model::Load(const char* path, size_t max_prompt_bytes, const char* quanti
 Status Model::ReadContents(const char* path, size_t max_prompt_bytes) {
   STATICLM_RETURN_IF_ERROR(ReadModelConfig(file_, &config_));
   is_folder_ = hf::IsDirectory(path);
+  STATICLM_RETURN_IF_ERROR(AddRopeScalingFactors());
   if (is_folder_) {
     config_.rope_halves = true;  // safetensors' q and k are not permuted
     fingerprint_ = folder_.fingerprint();
@@ -38,6 +41,17 @@ Status Model::ReadContents(const char* path, size_t max_prompt_bytes) {
   // A base model (Gemma 3 270M) has no template, and a template may be of no known family:
   // either way plain prompts run, and chat says why not.
   return InitChatTemplateFromGguf(file_, ChatBosText(), &chat_template_);
+}
+
+// Linear and YaRN scaling are numbers in the metadata: their frequency divisors become the
+// rope_freqs.weight tensor the plan builder takes, as Llama 3's. A Hugging Face folder gets it
+// from its config (runtime/hf/hf_config.cpp); a GGUF file, here, after its bytes.
+Status Model::AddRopeScalingFactors() {
+  if (config_.rope_scaling.kind == RopeScalingKind::kNone) return Status::Ok();
+  if (file_.FindTensor("rope_freqs.weight") != nullptr) return Status::Ok();
+  const std::vector<float> factors =
+      RopeScalingFactors(config_.rope_scaling, config_.rope_base, config_.head_dim);
+  return file_.AddComputedTensor("rope_freqs.weight", factors.data(), factors.size());
 }
 
 Status Model::InitFolderTokenizer(const char* dir, size_t max_prompt_bytes) {

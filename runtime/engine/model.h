@@ -62,6 +62,7 @@ class Model {
   // Init: the folder's tokenizer (tokenizer.json, tokenizer_config.json): the one place a
   // folder's tokenizer and chat template are read.
   Status InitFolderTokenizer(const char* dir, size_t max_prompt_bytes);
+  Status AddRopeScalingFactors();
 
   hf::HfFolder folder_;  // a folder's mapping (file_ points into it); unused for a GGUF file
   gguf::GgufFile file_;

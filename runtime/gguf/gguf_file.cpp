@@ -24,6 +24,9 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   if (this == &other) return *this;
   Reset();
   map_ = std::move(other.map_);
+  path_ = std::move(other.path_);
+  stitched_ = std::move(other.stitched_);
+  has_computed_ = other.has_computed_;
   owned_header_ = std::move(other.owned_header_);
   file_data_ = other.file_data_;
   file_bytes_ = other.file_bytes_;
@@ -49,6 +52,7 @@ Status GgufFile::Open(const char* path) {
     Reset();
     return with_path;
   }
+  path_ = path;
   return s;
 }
 
@@ -77,6 +81,9 @@ Status GgufFile::AdoptHeader(std::vector<uint8_t> header, const uint8_t* data,
 
 void GgufFile::Reset() {
   map_.Close();
+  path_.clear();
+  stitched_.Close();
+  has_computed_ = false;
   owned_header_ = {};
   file_data_ = nullptr;
   file_bytes_ = 0;

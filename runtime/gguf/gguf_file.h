@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "contract/dtype.h"
 #include "platform/file_map.h"
 #include "platform/status.h"
+#include "platform/stitched_map.h"
 #include "runtime/gguf/gguf_types.h"
 
 namespace staticlm::gguf {
@@ -73,6 +75,16 @@ class GgufFile {
   // outlive this object. Same errors as Open, without the path.
   Status Parse(const uint8_t* data, size_t size);
 
+  // Adds an F32 tensor of `count` values that the model implies but the file does not hold
+  // (RoPE factors computed from linear or YaRN scaling metadata), placed in anonymous memory
+  // right after the file's bytes, in the same address range, so that the tensor data span
+  // (tensor_data(), tensor_data_bytes()) covers it: every backend then binds it with the
+  // weights. The file is mapped again for that, so every view this object gave before is
+  // invalid afterwards. `name` must have static storage. Only for a file that Open mapped,
+  // once. Errors: kInternal (not an opened file, or called twice), kFormatError (a tensor of
+  // that name exists), kIoError or kOutOfMemory from the mapping.
+  Status AddComputedTensor(std::string_view name, const float* values, uint64_t count);
+
   // Lookups by exact name; nullptr when absent. Binary search over a sorted index.
   const KeyValue* FindKey(std::string_view key) const;
   const TensorInfo* FindTensor(std::string_view name) const;
@@ -110,6 +122,9 @@ class GgufFile {
   void Reset();
 
   FileMap map_;
+  std::string path_;      // Open's, for AddComputedTensor's second mapping
+  StitchedMap stitched_;  // AddComputedTensor's mapping: the file, then the computed tensor
+  bool has_computed_ = false;
   std::vector<uint8_t> owned_header_;  // AdoptHeader's bytes (a vector's move keeps them put)
   const uint8_t* file_data_ = nullptr;
   uint64_t file_bytes_ = 0;

@@ -1,5 +1,6 @@
 #include "runtime/hf/hf_config.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <tuple>
@@ -7,6 +8,7 @@
 #include "runtime/hf/json_fields.h"
 #include "runtime/hf/rope_tensors.h"
 #include "runtime/model/architecture.h"
+#include "runtime/model/rope_scaling.h"
 
 namespace staticlm::hf {
 namespace {
@@ -55,6 +57,8 @@ class ConfigReader {
   Status ReadRope();
   Status ReadRopeScaling(const Json& scaling, const char* name);
   Status ReadLongrope(const Json& scaling, const JsonFields& s);
+  Status AddScaling(const RopeScaling& r, const char* type);
+  Status ReadYarn(const JsonFields& s, double factor);
   Status ReadRopePerLayerType(const Json& params);
   Status CheckLocalRopeBase(const char* key, double base);
   Status ReadLayerPattern(const Json& types);
@@ -157,6 +161,67 @@ Status ConfigReader::ReadLongrope(const Json& scaling, const JsonFields& s) {
   return Status::Ok();
 }
 
+// Linear and YaRN as llama.cpp's converter writes them (type, factor, original context), with
+// the frequency divisors as rope_freqs.weight, which the converter leaves to llama.cpp's kernel
+// and staticlm computes once (runtime/model/rope_scaling.h).
+Status ConfigReader::AddScaling(const RopeScaling& r, const char* type) {
+  h_.AddString(Key("rope.scaling.type"), type);
+  h_.AddF32(Key("rope.scaling.factor"), r.factor);
+  if (r.original_context > 0) {
+    h_.AddU32(Key("rope.scaling.original_context_length"),
+              static_cast<uint32_t>(r.original_context));
+  }
+  c_.extra_tensors.push_back(
+      {"rope_freqs.weight", RopeScalingFactors(r, c_.rope_base, c_.head_dim)});
+  return Status::Ok();
+}
+
+// YaRN as transformers' _compute_yarn_parameters reads it. Its attention factor (given, or
+// from mscale / mscale_all_dim, else YaRN's magnitude) becomes rope.scaling.attn_factor
+// divided by the magnitude, which ReadModelConfig multiplies back, as llama.cpp does.
+Status ConfigReader::ReadYarn(const JsonFields& s, double factor) {
+  RopeScaling r;
+  r.kind = RopeScalingKind::kYarn;
+  r.factor = static_cast<float>(factor);
+  if (!(factor >= 1.0)) return s.Fail("factor", "is below 1 (YaRN)");
+  double original = c_.context_length;  // transformers' order: top level, the dict, the model
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("original_max_position_embeddings", &original));
+  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("original_max_position_embeddings", &original));
+  if (!(original >= 1.0 && original <= kMaxSize)) {
+    return s.Fail("original_max_position_embeddings", "is out of range");
+  }
+  r.original_context = static_cast<int32_t>(original);
+  double beta_fast = 32.0, beta_slow = 1.0, attention = 0.0, mscale = 0.0, mscale_all = 0.0;
+  bool truncate = true;
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("beta_fast", &beta_fast));
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("beta_slow", &beta_slow));
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("attention_factor", &attention));
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("mscale", &mscale));
+  STATICLM_RETURN_IF_ERROR(s.OptionalFloat("mscale_all_dim", &mscale_all));
+  STATICLM_RETURN_IF_ERROR(s.OptionalBool("truncate", &truncate));
+  if (!truncate) return s.Fail("truncate", "is false (not supported)");
+  if (!(beta_fast > 0.0 && beta_slow > 0.0))
+    return s.Fail("beta_fast", "or beta_slow is not positive");
+  r.beta_fast = static_cast<float>(beta_fast);
+  r.beta_slow = static_cast<float>(beta_slow);
+  STATICLM_RETURN_IF_ERROR(AddScaling(r, "yarn"));
+  h_.AddF32(Key("rope.scaling.yarn_beta_fast"), r.beta_fast);
+  h_.AddF32(Key("rope.scaling.yarn_beta_slow"), r.beta_slow);
+  const double magnitude = YarnMagnitude(r.factor);
+  if (attention == 0.0 && mscale != 0.0 && mscale_all != 0.0) {
+    auto get_mscale = [&](double m) {
+      return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+    };
+    attention = get_mscale(mscale) / get_mscale(mscale_all);
+  }
+  if (attention != 0.0) {
+    if (!(attention > 0.0 && attention < 100.0))
+      return s.Fail("attention_factor", "is out of range");
+    h_.AddF32(Key("rope.scaling.attn_factor"), static_cast<float>(attention / magnitude));
+  }
+  return Status::Ok();
+}
+
 Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
   char prefix[64];
   std::snprintf(prefix, sizeof(prefix), "%s.", name);
@@ -187,17 +252,14 @@ Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
         {"rope_freqs.weight", Llama3RopeFreqs(l3, c_.rope_base, c_.head_dim)});
     return Status::Ok();
   }
-  if (type == "linear" || type == "yarn") {
-    h_.AddString(Key("rope.scaling.type"), type);
-    h_.AddF32(Key("rope.scaling.factor"), static_cast<float>(factor));
-    int64_t original = 0;
-    STATICLM_RETURN_IF_ERROR(
-        s.OptionalInt("original_max_position_embeddings", 1, kMaxSize, &original));
-    if (original > 0) {
-      h_.AddU32(Key("rope.scaling.original_context_length"), static_cast<uint32_t>(original));
-    }
-    return Status::Ok();
+  if (type == "linear") {
+    if (!(factor >= 1.0)) return s.Fail("factor", "is below 1 (linear)");
+    RopeScaling linear;
+    linear.kind = RopeScalingKind::kLinear;
+    linear.factor = static_cast<float>(factor);
+    return AddScaling(linear, "linear");
   }
+  if (type == "yarn") return ReadYarn(s, factor);
   return Status::Error(StatusCode::kUnsupported, "%s: key '%srope_type' = '%.24s' is not supported",
                        file_, prefix, type.c_str());
 }

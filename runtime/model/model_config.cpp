@@ -123,39 +123,96 @@ Status CheckFeatures(const gguf::GgufFile& file, const ModelConfig& c) {
   return Status::Ok();
 }
 
-// The RoPE scaling the metadata names: none, or longrope (Phi-3; its factors are tensors).
-// Linear, YaRN and the rest would compute another model, so they are refused by value. Llama
-// 3's scaling has no key: llama.cpp's converter stores it as rope_freqs.weight.
+// The RoPE scaling the metadata names: none; longrope (Phi-3; its factors are tensors); linear
+// or YaRN, whose factors Model::Load computes (rope_scaling.h). The rest would compute another
+// model, so they are refused by value. Llama 3's scaling has no key: llama.cpp's converter
+// stores it as rope_freqs.weight.
+Status ReadRopeScalingKind(const gguf::GgufFile& file, ModelConfig* c, std::string_view* type) {
+  char k[96];
+  *type = "none";
+  if (file.FindKey(Key(*c, "rope.scaling.type", k, sizeof(k))) == nullptr) return Status::Ok();
+  STATICLM_RETURN_IF_ERROR(file.GetString(k, type));
+  if (*type == "linear") {
+    c->rope_scaling.kind = RopeScalingKind::kLinear;
+  } else if (*type == "yarn") {
+    c->rope_scaling.kind = RopeScalingKind::kYarn;
+  } else if (*type != "none" && *type != "longrope") {
+    return Status::Error(StatusCode::kUnsupported,
+                         "%s = %.*s is not supported (supported: none, linear, yarn, longrope)", k,
+                         static_cast<int>(type->size() > 40 ? 40 : type->size()), type->data());
+  }
+  return Status::Ok();
+}
+
+// An optional f32 key that must lie in (lo, hi).
+Status ReadOptionalF32InRange(const gguf::GgufFile& file, const char* key, float lo, float hi,
+                              float* out) {
+  if (file.FindKey(key) == nullptr) return Status::Ok();
+  STATICLM_RETURN_IF_ERROR(file.GetF32(key, out));
+  if (!(*out > lo && *out < hi)) {
+    return Status::Error(StatusCode::kFormatError, "%s = %g is out of range", key, *out);
+  }
+  return Status::Ok();
+}
+
+// YaRN's keys beyond the factor, as llama.cpp reads them; an extrapolation mix other than
+// YaRN's own (ext_factor 1) or a log multiplier (DeepSeek's) would compute another model.
+Status ReadYarn(const gguf::GgufFile& file, ModelConfig* c) {
+  char k[96];
+  RopeScaling& s = c->rope_scaling;
+  STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
+      file, Key(*c, "rope.scaling.yarn_beta_fast", k, sizeof(k)), 0.0f, 1e6f, &s.beta_fast));
+  STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
+      file, Key(*c, "rope.scaling.yarn_beta_slow", k, sizeof(k)), 0.0f, 1e6f, &s.beta_slow));
+  float ext = 1.0f, attn = 1.0f;
+  STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
+      file, Key(*c, "rope.scaling.yarn_ext_factor", k, sizeof(k)), -1e6f, 1e6f, &ext));
+  if (ext != 1.0f) {
+    return Status::Error(StatusCode::kUnsupported, "%s = %g is not supported (only 1)", k, ext);
+  }
+  if (file.FindKey(Key(*c, "rope.scaling.yarn_log_multiplier", k, sizeof(k))) != nullptr) {
+    return Status::Error(StatusCode::kUnsupported, "%s is not supported", k);
+  }
+  STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
+      file, Key(*c, "rope.scaling.yarn_attn_factor", k, sizeof(k)), 0.0f, 100.0f, &attn));
+  if (c->rope_original_context <= 0) {
+    return Status::Error(StatusCode::kFormatError, "%s is missing (YaRN needs it)",
+                         Key(*c, "rope.scaling.original_context_length", k, sizeof(k)));
+  }
+  c->rope_attn_factor *= attn * YarnMagnitude(s.factor);
+  return Status::Ok();
+}
+
 Status ReadRopeScaling(const gguf::GgufFile& file, ModelConfig* c) {
   char k[96];
-  std::string_view type = "none";
-  if (file.FindKey(Key(*c, "rope.scaling.type", k, sizeof(k))) != nullptr) {
-    STATICLM_RETURN_IF_ERROR(file.GetString(k, &type));
-    if (type != "none" && type != "longrope") {
-      return Status::Error(StatusCode::kUnsupported,
-                           "%s = %.*s is not supported (supported: none, longrope)", k,
-                           static_cast<int>(type.size() > 40 ? 40 : type.size()), type.data());
-    }
-  }
+  std::string_view type;
+  STATICLM_RETURN_IF_ERROR(ReadRopeScalingKind(file, c, &type));
+  const bool numeric = c->rope_scaling.kind != RopeScalingKind::kNone;
   if (file.FindKey(Key(*c, "rope.scaling.factor", k, sizeof(k))) != nullptr) {
     float factor = 0.0f;
     STATICLM_RETURN_IF_ERROR(file.GetF32(k, &factor));
-    if (factor != 1.0f && type != "longrope") {
+    if (numeric) {
+      if (!(factor >= 1.0f && factor < 1e6f)) {
+        return Status::Error(StatusCode::kFormatError, "%s = %g is out of range (1 to 1e6)", k,
+                             factor);
+      }
+      c->rope_scaling.factor = factor;
+    } else if (factor != 1.0f && type != "longrope") {
       return Status::Error(StatusCode::kUnsupported,
                            "%s = %g is not supported (rope scaling type %.*s)", k, factor,
                            static_cast<int>(type.size()), type.data());
     }
+  } else if (numeric) {
+    return Status::Error(StatusCode::kFormatError, "%s is missing (rope scaling type %.*s)", k,
+                         static_cast<int>(type.size()), type.data());
   }
   STATICLM_RETURN_IF_ERROR(
       ReadOptionalU32(file, Key(*c, "rope.scaling.original_context_length", k, sizeof(k)),
                       &c->rope_original_context));
-  if (file.FindKey(Key(*c, "rope.scaling.attn_factor", k, sizeof(k))) != nullptr) {
-    STATICLM_RETURN_IF_ERROR(file.GetF32(k, &c->rope_attn_factor));
-    if (!(c->rope_attn_factor > 0.0f && c->rope_attn_factor < 100.0f)) {
-      return Status::Error(StatusCode::kFormatError, "%s = %g is out of range", k,
-                           c->rope_attn_factor);
-    }
-  }
+  c->rope_scaling.original_context = c->rope_original_context;
+  STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
+      file, Key(*c, "rope.scaling.attn_factor", k, sizeof(k)), 0.0f, 100.0f, &c->rope_attn_factor));
+  if (c->rope_scaling.kind == RopeScalingKind::kYarn) return ReadYarn(file, c);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include "platform/status.h"
 #include "runtime/model/architecture.h"
+#include "runtime/model/rope_scaling.h"
 
 namespace staticlm {
 namespace gguf {
@@ -34,11 +35,15 @@ struct ModelConfig {
   bool rope_halves = false;
   // RoPE scaling, in llama.cpp's GGUF conventions. Llama 3's is a rope_freqs.weight tensor
   // (frequency divisors) and Phi-3's longrope two, rope_factors_short/long.weight: the plan
-  // builder finds them. <arch>.rope.scaling.original_context_length (0: absent): longrope uses
-  // the long factors for a context beyond it. <arch>.rope.scaling.attn_factor (else 1): cos
-  // and sin are multiplied by it.
+  // builder finds them. Linear and YaRN (<arch>.rope.scaling.type) are numbers, from which
+  // Model::Load computes the same divisors (rope_scaling.h) where the file has no
+  // rope_freqs.weight. <arch>.rope.scaling.original_context_length (0: absent): longrope uses
+  // the long factors for a context beyond it, YaRN places its ramp by it.
+  // <arch>.rope.scaling.attn_factor (else 1), times YaRN's magnitude for YaRN: cos and sin are
+  // multiplied by it.
   int32_t rope_original_context = 0;
   float rope_attn_factor = 1.0f;
+  RopeScaling rope_scaling;
 
   // Whether layer `layer` attends over the model's sliding window (in transformers' model; the
   // cache that serves it is the engine's choice): every layer but each pattern-th one.
@@ -50,10 +55,17 @@ struct ModelConfig {
   float LayerRopeBase(int layer) const {
     return LayerSlides(layer) && arch->swa_rope_base > 0.0f ? arch->swa_rope_base : rope_base;
   }
+  // Whether layer `layer`'s RoPE takes the scaling (the factors and attn_factor): every layer,
+  // except the sliding layers of a family whose sliding layers have a RoPE base of their own
+  // (Gemma 3's local rotary embedding is never scaled).
+  bool LayerRopeScaled(int layer) const {
+    return !(LayerSlides(layer) && arch->swa_rope_base > 0.0f);
+  }
 };
 
 // Init only. kUnsupported for an architecture missing from the table (naming the ones there
-// are) or a feature it does not run (partial RoPE, a RoPE scaling type other than longrope),
+// are) or a feature it does not run (partial RoPE, a RoPE scaling type other than linear, YaRN
+// and longrope),
 // naming the key and its value; kFormatError for missing or inconsistent hyperparameters
 // (naming the key).
 Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config);

@@ -243,7 +243,8 @@ Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
   return Status::Ok();
 }
 
-// Llama 3's rope_freqs, else Phi-3's longrope factors: the short ones while the context stays
+// Llama 3's rope_freqs (or linear or YaRN scaling's, which Model::Load adds to a file that
+// lacks them), else Phi-3's longrope factors: the short ones while the context stays
 // within the original one, the long ones beyond it (llama.cpp's choice, made once for the
 // context; transformers switches per forward pass on the longest sequence it sees).
 Status Builder::FindRopeFactors() {
@@ -252,7 +253,13 @@ Status Builder::FindRopeFactors() {
     const bool long_context =
         c_.rope_original_context > 0 && limits_.max_context > c_.rope_original_context;
     name = long_context ? "rope_factors_long.weight" : "rope_factors_short.weight";
-    if (file_.FindTensor(name) == nullptr) return Status::Ok();
+    if (file_.FindTensor(name) == nullptr) {
+      if (c_.rope_scaling.kind == RopeScalingKind::kNone) return Status::Ok();
+      return Status::Error(StatusCode::kInternal,
+                           "RoPE scaling '%s' without its factors (rope_freqs.weight, which "
+                           "loading the model adds)",
+                           c_.rope_scaling.kind == RopeScalingKind::kLinear ? "linear" : "yarn");
+    }
   }
   const int64_t pairs = c_.head_dim / 2;
   STATICLM_RETURN_IF_ERROR(Weight(name, 1, pairs, false, &rope_factors_));
@@ -348,8 +355,9 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   rope.head_dim = c_.head_dim;
   rope.rope_base = c_.LayerRopeBase(layer);
   rope.rope_halves = c_.rope_halves;
-  rope.rope_scale = c_.rope_attn_factor;
-  if (has_rope_factors_) {
+  const bool scaled = c_.LayerRopeScaled(layer);
+  rope.rope_scale = scaled ? c_.rope_attn_factor : 1.0f;
+  if (has_rope_factors_ && scaled) {
     AddOp(OpKind::kRope, {rope_factors_}, {q}, rope);
     AddOp(OpKind::kRope, {rope_factors_}, {k}, rope);
   } else {

@@ -151,14 +151,14 @@ def greedy(model, ids):
     return tokens, gaps, top1
 
 
-def write_golden(folder, variant):
+def write_golden(folder, variant, generator="tests/reference/make_hf_folder_models.py"):
     model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32,
                                                  attn_implementation="eager").eval()
     versions = ", ".join(f"{p} {importlib.metadata.version(p)}"
                          for p in ("torch", "transformers", "tokenizers", "safetensors"))
     lines = [
         f"# greedy_{variant}.txt: {STEPS}-token greedy continuations (transformers, f32 compute)",
-        "# generator: tests/reference/make_hf_folder_models.py",
+        f"# generator: {generator}",
         f"# versions: python {sys.version.split()[0]}, {versions}",
         f"# date: {datetime.date.today().isoformat()}",
         f"# model: tests/models/hf/{os.path.basename(folder)} (stored values upcast to f32)",

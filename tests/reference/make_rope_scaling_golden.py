@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Goldens for linear and YaRN RoPE scaling, from transformers (the oracle).
+
+1. tests/golden/rope_scaling_factors.txt: the inverse frequencies and the attention factor that
+   transformers' ROPE_INIT_FUNCTIONS compute for a set of configurations -- linear as Gemma 3
+   4B has it, YaRN as Qwen2.5 documents it, YaRN with other betas, YaRN with mscale and
+   mscale_all_dim (DeepSeek's form). Format per case:
+     case <name>
+     config <json of the rope parameters, head_dim, max_position_embeddings>
+     params <type> <factor> <theta> <head_dim> <original context or 0> <beta_fast> <beta_slow>
+     attention_factor <value>
+     inv_freq <head_dim / 2 values>
+2. Variants of the tiny folders of tests/models/hf/ (make_hf_folder_models.py) with RoPE scaling
+   switched on in config.json -- the weights, tokenizer files and everything else are symlinks
+   to the unscaled folder's -- and their greedy continuations from transformers
+   (tests/models/hf/greedy_<variant>.txt, the format of greedy_f16.txt, the same prompts):
+     rope_linear/        llama_f16 with linear scaling, factor 4
+     rope_yarn/          llama_f16 with YaRN, factor 4, original context 64, default betas
+     rope_yarn_params/   llama_f16 with YaRN, factor 2, original 128, betas 8 and 0.5, and an
+                         explicit attention_factor 1.25
+     rope_yarn_mscale/   llama_f16 with YaRN, factor 4, original 64, mscale 1 and
+                         mscale_all_dim 0.5 (the attention factor their ratio)
+     rope_gemma3_linear/ gemma3_bf16 with linear scaling, factor 8, on the global layers (as
+                         Gemma 3 4B-27B: the sliding layers' rotary embedding is not scaled)
+3. GGUF copies of the unscaled files with the scaling keys llama.cpp's converter writes for
+   these configs (<arch>.rope.scaling.type, .factor, .original_context_length):
+   llama_f16_linear.gguf, llama_f16_yarn.gguf, gemma3_f16_linear.gguf. The tests compare their
+   logits with the folders' (same values, summation order apart).
+
+Run (a minute on 2 cores, no network):  python3 tests/reference/make_rope_scaling_golden.py
+Needs what make_hf_folder_models.py needs, and the gguf package (PyPI gguf 0.19).
+"""
+
+import datetime
+import importlib.metadata
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_hf_folder_models as base  # noqa: E402  (its prompts, greedy decoding and paths)
+
+import gguf  # noqa: E402
+import torch  # noqa: E402
+from transformers import LlamaConfig  # noqa: E402
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS  # noqa: E402
+
+REPO = base.REPO
+OUT = base.OUT
+GOLDEN = os.path.join(REPO, "tests", "golden")
+
+FACTOR_CASES = [
+    ("gemma3_4b_linear", 256, 131072, {"rope_type": "linear", "factor": 8.0,
+                                       "rope_theta": 1000000.0}),
+    ("qwen25_yarn", 128, 131072, {"rope_type": "yarn", "factor": 4.0, "rope_theta": 1000000.0,
+                                  "original_max_position_embeddings": 32768}),
+    ("yarn_betas", 64, 16384, {"rope_type": "yarn", "factor": 2.0, "rope_theta": 500000.0,
+                               "original_max_position_embeddings": 8192, "beta_fast": 16.0,
+                               "beta_slow": 2.0}),
+    ("yarn_mscale", 64, 163840, {"rope_type": "yarn", "factor": 40.0, "rope_theta": 10000.0,
+                                 "original_max_position_embeddings": 4096, "mscale": 1.0,
+                                 "mscale_all_dim": 0.5}),
+    ("yarn_small_context", 16, 256, {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                                     "original_max_position_embeddings": 64}),
+]
+
+# variant -> (unscaled folder, unscaled GGUF or None, rope parameters to set)
+VARIANTS = {
+    "linear": ("llama_f16", "llama_f16.gguf",
+               {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0}),
+    "yarn": ("llama_f16", "llama_f16.gguf",
+             {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+              "original_max_position_embeddings": 64}),
+    "yarn_params": ("llama_f16", None,
+                    {"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
+                     "original_max_position_embeddings": 128, "beta_fast": 8.0,
+                     "beta_slow": 0.5, "attention_factor": 1.25}),
+    "yarn_mscale": ("llama_f16", None,
+                    {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                     "original_max_position_embeddings": 64, "mscale": 1.0,
+                     "mscale_all_dim": 0.5}),
+    "gemma3_linear": ("gemma3_bf16", "gemma3_f16.gguf",
+                      {"full_attention": {"rope_type": "linear", "factor": 8.0,
+                                          "rope_theta": 1000000.0},
+                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+}
+
+
+def versions():
+    return ", ".join(f"{p} {importlib.metadata.version(p)}"
+                     for p in ("torch", "transformers", "tokenizers", "safetensors", "gguf"))
+
+
+def header(title):
+    return [f"# {title}", "# generator: tests/reference/make_rope_scaling_golden.py",
+            f"# versions: python {sys.version.split()[0]}, {versions()}",
+            f"# date: {datetime.date.today().isoformat()}"]
+
+
+def write_factor_golden():
+    lines = header("rope_scaling_factors.txt: transformers' RoPE inverse frequencies (float32)")
+    lines.append("# format per case: 'case', 'config' (JSON), 'params' (type, factor, theta, head_dim,")
+    lines.append("# original context or 0, beta_fast, beta_slow), 'attention_factor', 'inv_freq'")
+    for name, head_dim, max_positions, params in FACTOR_CASES:
+        config = LlamaConfig(hidden_size=head_dim * 4, num_attention_heads=4, head_dim=head_dim,
+                             max_position_embeddings=max_positions,
+                             rope_parameters=dict(params))
+        inv_freq, attention = ROPE_INIT_FUNCTIONS[params["rope_type"]](config, "cpu")
+        described = dict(params, head_dim=head_dim, max_position_embeddings=max_positions)
+        resolved = [params["rope_type"], params["factor"], params["rope_theta"], head_dim,
+                    params.get("original_max_position_embeddings", 0),
+                    params.get("beta_fast", 32.0), params.get("beta_slow", 1.0)]
+        lines += [f"case {name}", "config " + json.dumps(described, sort_keys=True),
+                  "params " + " ".join(str(v) for v in resolved),
+                  f"attention_factor {float(attention):.9g}",
+                  "inv_freq " + " ".join(f"{float(v):.9e}" for v in inv_freq)]
+    with open(os.path.join(GOLDEN, "rope_scaling_factors.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def make_folder(variant, source, params):
+    folder = os.path.join(OUT, f"rope_{variant}")
+    os.makedirs(folder, exist_ok=True)
+    source_dir = os.path.join(OUT, source)
+    for name in sorted(os.listdir(source_dir)):
+        if name == "config.json":
+            continue
+        link = os.path.join(folder, name)
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.join("..", source, name), link)
+    with open(os.path.join(source_dir, "config.json")) as f:
+        config = json.load(f)
+    config["rope_parameters"] = params
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+    return folder
+
+
+def write_scaled_gguf(source, dest, params):
+    """A copy of `source` with the scaling keys convert_hf_to_gguf.py writes for `params`."""
+    scaling = params.get("full_attention", params)
+    reader = gguf.GGUFReader(os.path.join(OUT, source))
+    arch = reader.fields["general.architecture"].contents()
+    writer = gguf.GGUFWriter(os.path.join(OUT, dest), arch=arch)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
+    writer.add_rope_scaling_type(gguf.RopeScalingType(scaling["rope_type"]))
+    writer.add_rope_scaling_factor(scaling["factor"])
+    if "original_max_position_embeddings" in scaling:
+        writer.add_rope_scaling_orig_ctx_len(scaling["original_max_position_embeddings"])
+    for t in reader.tensors:
+        writer.add_tensor(t.name, t.data, raw_shape=list(reversed([int(d) for d in t.shape])),
+                          raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def main():
+    torch.set_num_threads(1)
+    write_factor_golden()
+    for variant, (source, source_gguf, params) in VARIANTS.items():
+        folder = make_folder(variant, source, params)
+        base.write_golden(folder, variant, generator="tests/reference/make_rope_scaling_golden.py")
+        if source_gguf is not None:
+            stem = source_gguf[:-len(".gguf")]
+            write_scaled_gguf(source_gguf, f"{stem}_{variant.split('_')[-1]}.gguf", params)
+
+
+if __name__ == "__main__":
+    main()
