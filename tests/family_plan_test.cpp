@@ -5,6 +5,7 @@
 // metadata on every layer (Mistral), and one-line errors naming the field and value for what
 // staticlm does not run. Each model is a small GGUF written here in llama.cpp's layout; the
 // numbers these plans compute are checked against transformers by family_golden_test.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,6 +41,7 @@ struct Family {
   std::string scaling_type;        // "": no key
   float scaling_factor = 0.0f;     // 0: no key
   float first_rope_factor = 1.5f;  // of every factor tensor
+  float attention_scale = 0.0f;    // 0: no key
 };
 
 void AddF32(GgufWriter* w, const std::string& name, std::vector<int64_t> ne, float value = 0.0f) {
@@ -77,6 +79,7 @@ void AddMetadata(const Family& f, GgufWriter* w) {
   if (!f.scaling_type.empty()) w->AddString(a + "rope.scaling.type", f.scaling_type);
   if (f.scaling_factor > 0.0f) w->AddF32(a + "rope.scaling.factor", f.scaling_factor);
   if (f.sliding_window > 0) w->AddU32(a + "attention.sliding_window", f.sliding_window);
+  if (f.attention_scale > 0.0f) w->AddF32(a + "attention.scale", f.attention_scale);
 }
 
 void AddLayer(const Family& f, int layer, GgufWriter* w) {
@@ -101,6 +104,10 @@ void AddLayer(const Family& f, int layer, GgufWriter* w) {
   }
   AddF32(w, p + "attn_output.weight", {q, f.d});
   AddF32(w, p + "ffn_norm.weight", {f.d}, 1.0f);
+  if (f.arch == "gemma3") {  // the sandwich norms
+    AddF32(w, p + "post_attention_norm.weight", {f.d}, 1.0f);
+    AddF32(w, p + "post_ffw_norm.weight", {f.d}, 1.0f);
+  }
   if (f.fused_gate_up) {
     AddF32(w, p + "ffn_up.weight", {f.d, 2 * f.ffn});
   } else {
@@ -432,6 +439,35 @@ void ExpectOneLineError(const Status& s, const std::string& needle) {
   const std::string message = s.message();
   EXPECT_NE(message.find(needle), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// The scores' scale: head_dim^-0.5; <arch>.attention.scale where the file has it; Gemma 3
+// 27B's (width / heads)^-0.5, which its GGUF does not carry and which llama.cpp, too, takes
+// from the layer count (62).
+TEST(FamilyPlanTest, AttentionScaleFollowsTheKeyAndGemma3TwentySevenB) {
+  auto scales = [](const Family& f) {
+    Lowered m;
+    EXPECT_TRUE(m.Build(f).ok());
+    std::vector<float> out;
+    for (const Op* op : m.Ops(OpKind::kAttention)) out.push_back(op->params.scale);
+    EXPECT_EQ(out.size(), static_cast<size_t>(f.layers));
+    return out;
+  };
+  Family llama;
+  for (float s : scales(llama)) EXPECT_FLOAT_EQ(s, 0.25f);  // head_dim 16
+  Family keyed;
+  keyed.attention_scale = 0.125f;
+  for (float s : scales(keyed)) EXPECT_FLOAT_EQ(s, 0.125f);
+  Family gemma;  // width / heads 16, head_dim 32
+  gemma.arch = "gemma3";
+  gemma.qk_norm = true;
+  gemma.head_dim = 32;
+  gemma.layers = 6;
+  for (float s : scales(gemma)) EXPECT_FLOAT_EQ(s, 1.0f / std::sqrt(32.0f));
+  gemma.layers = 62;
+  for (float s : scales(gemma)) EXPECT_FLOAT_EQ(s, 0.25f);
+  gemma.attention_scale = 0.5f;
+  for (float s : scales(gemma)) EXPECT_FLOAT_EQ(s, 0.5f);
 }
 
 TEST(FamilyPlanTest, UnknownArchitectureNamesTheFieldAndValue) {

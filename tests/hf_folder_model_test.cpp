@@ -86,6 +86,18 @@ TEST(HfFolderModel, Gemma3FolderGivesTransformersGreedyIds) {
   CheckGreedy("gemma3_bf16", "gemma3");
 }
 
+// Gemma 3's query_pre_attn_scalar where it is not head_dim (24 against 16; Gemma 3 27B's is
+// width / heads): the greedy ids and each step's top logit are transformers'. The ids alone
+// would pass without it; the top logits move by 0.1 to 0.17.
+TEST(HfFolderModel, Gemma3QueryScalarScalesTheScores) {
+  ContextPtr ctx = CreateContext((kDir + "/gemma3_query_scalar").c_str(), Limits());
+  ASSERT_NE(ctx, nullptr);
+  const auto cases = ReadCases("gemma3_query_scalar");
+  ASSERT_EQ(cases.size(), 3u);
+  staticlm::test::CheckGreedyCases(ctx.get(), cases, kNearTie);
+  staticlm::test::CheckTopLogits(ctx.get(), cases, 1e-3f);
+}
+
 // Logits of `folder` and `gguf` after the same ids, at every step of a greedy run of the GGUF:
 // equal up to summation order (`tolerance`), so the greedy ids are equal too.
 void CheckSameLogits(const std::string& folder_name, const char* quantize,

@@ -1,5 +1,5 @@
 // Linear and YaRN RoPE scaling (runtime/model/rope_scaling.h) against transformers, the oracle
-// (goldens from tests/reference/make_rope_scaling_golden.py):
+// (goldens from tests/reference/make_config_variants.py):
 //  - the frequency divisors against transformers' inverse frequencies for Gemma 3 4B's linear
 //    scaling and several YaRN configurations (Qwen2.5's, other betas, mscale);
 //  - the tiny Hugging Face folders of tests/models/hf/ with scaling switched on in config.json
@@ -125,20 +125,6 @@ staticlm_limits Limits() {
   return l;
 }
 
-// The golden's top-1 logit at each step, per case (the "top1" lines, in case order).
-std::vector<std::vector<float>> ReadTopLogits(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::vector<float>> top;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("top1 ", 0) != 0) continue;
-    std::istringstream s(line.substr(5));
-    top.emplace_back();
-    for (float v; s >> v;) top.back().push_back(v);
-  }
-  return top;
-}
-
 void CheckFolder(const std::string& folder, const std::string& variant) {
   SCOPED_TRACE(folder);
   ContextPtr ctx = CreateContext((kDir + "/" + folder).c_str(), Limits());
@@ -149,22 +135,7 @@ void CheckFolder(const std::string& folder, const std::string& variant) {
   ASSERT_TRUE(test::ReadGreedyGolden(golden, &cases, &error)) << error;
   ASSERT_EQ(cases.size(), 3u);
   test::CheckGreedyCases(ctx.get(), cases, kNearTie);
-  // Each step's top logit while the ids agree: the golden decodes its own ids.
-  const std::vector<std::vector<float>> top = ReadTopLogits(golden);
-  ASSERT_EQ(top.size(), cases.size());
-  for (size_t c = 0; c < cases.size(); ++c) {
-    staticlm_reset(ctx.get());
-    const std::vector<int32_t>& ids = cases[c].prompt_ids;
-    ASSERT_EQ(staticlm_prefill(ctx.get(), ids.data(), ids.size()), STATICLM_OK);
-    for (size_t step = 0; step < cases[c].tokens.size(); ++step) {
-      const std::vector<float> logits = Logits(ctx.get());
-      ASSERT_FALSE(logits.empty());
-      float best = logits[0];
-      for (float v : logits) best = std::fmax(best, v);
-      EXPECT_NEAR(best, top[c][step], 1e-3) << cases[c].name << " step " << step;
-      ASSERT_EQ(staticlm_decode(ctx.get(), cases[c].tokens[step]), STATICLM_OK);
-    }
-  }
+  test::CheckTopLogits(ctx.get(), cases, 1e-3f);
 }
 
 TEST(RopeScalingTest, LinearFolderGivesTransformersLogits) {

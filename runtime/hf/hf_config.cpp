@@ -387,15 +387,12 @@ Status ConfigReader::CheckUnsupported() {
   bool bidirectional = false;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalBool("use_bidirectional_attention", &bidirectional));
   if (bidirectional) return fields_.Fail("use_bidirectional_attention", "= true is not supported");
-  // Gemma scales scores by query_pre_attn_scalar^-0.5; staticlm by head_dim^-0.5.
-  int64_t scalar = c_.head_dim;
+  // Gemma 3 scales scores by query_pre_attn_scalar^-0.5 (transformers' default 256; Gemma 3
+  // 27B's is width / heads, not head_dim), written as <arch>.attention.scale.
+  if (c_.arch != "gemma3") return Status::Ok();
+  int64_t scalar = 256;
   STATICLM_RETURN_IF_ERROR(fields_.OptionalInt("query_pre_attn_scalar", 1, kMaxSize, &scalar));
-  if (scalar != c_.head_dim) {
-    return Status::Error(
-        StatusCode::kUnsupported,
-        "%s: key 'query_pre_attn_scalar' = %lld is not supported (only head_dim, %d)", file_,
-        static_cast<long long>(scalar), c_.head_dim);
-  }
+  h_.AddF32(Key("attention.scale"), 1.0f / std::sqrt(static_cast<float>(scalar)));
   return Status::Ok();
 }
 

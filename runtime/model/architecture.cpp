@@ -6,14 +6,15 @@ namespace {
 // One row per family. Keep the columns aligned with Architecture's fields.
 constexpr Architecture kArchitectures[] = {
     // name scale qk_norm post activation rope_halves swa swa_base qkv_bias fused_gate_up
-    {"llama", false, false, false, FfnActivation::kSilu, false, 0, 0.0f, false, false},
-    {"gemma3", true, true, true, FfnActivation::kGeluTanh, true, 6, 10000.0f, false, false},
+    // width_scaled_layers
+    {"llama", false, false, false, FfnActivation::kSilu, false, 0, 0.0f, false, false, 0},
+    {"gemma3", true, true, true, FfnActivation::kGeluTanh, true, 6, 10000.0f, false, false, 62},
     // Llama's graph. Its sliding window, like any family's, slides on every layer when the
     // metadata gives one (llama.cpp's converter writes Mistral as "llama", without the window).
-    {"mistral", false, false, false, FfnActivation::kSilu, false, 0, 0.0f, false, false},
-    {"qwen2", false, false, false, FfnActivation::kSilu, true, 0, 0.0f, true, false},
-    {"qwen3", false, true, false, FfnActivation::kSilu, true, 0, 0.0f, false, false},
-    {"phi3", false, false, false, FfnActivation::kSilu, true, 0, 0.0f, false, true},
+    {"mistral", false, false, false, FfnActivation::kSilu, false, 0, 0.0f, false, false, 0},
+    {"qwen2", false, false, false, FfnActivation::kSilu, true, 0, 0.0f, true, false, 0},
+    {"qwen3", false, true, false, FfnActivation::kSilu, true, 0, 0.0f, false, false, 0},
+    {"phi3", false, false, false, FfnActivation::kSilu, true, 0, 0.0f, false, true, 0},
 };
 
 }  // namespace

@@ -40,6 +40,11 @@ struct Architecture {
   // the file has one: llama.cpp's converter writes Phi-3's so.) Both are lowered as views of
   // the fused tensor's rows, no copies.
   bool fused_gate_up;
+  // A model of this many layers scales attention scores by (width / heads)^-0.5 instead of
+  // head_dim^-0.5 (0: none does): Gemma 3 27B's query_pre_attn_scalar, which its GGUF does not
+  // carry; llama.cpp tells that model by its layer count the same way. <arch>.attention.scale,
+  // where a file has it, overrides both.
+  int32_t width_scaled_layers;
 };
 
 // The row for `name`, or nullptr when staticlm does not run that architecture.

@@ -1,5 +1,6 @@
 #include "runtime/model/model_config.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string_view>
 
@@ -216,6 +217,16 @@ Status ReadRopeScaling(const gguf::GgufFile& file, ModelConfig* c) {
   return Status::Ok();
 }
 
+Status ReadAttentionScale(const gguf::GgufFile& file, ModelConfig* c) {
+  const bool width_scaled =
+      c->arch->width_scaled_layers > 0 && c->n_layers == c->arch->width_scaled_layers;
+  const int32_t scaled_by = width_scaled ? c->width / c->n_heads : c->head_dim;
+  c->attention_scale = 1.0f / std::sqrt(static_cast<float>(scaled_by));
+  char k[96];
+  return ReadOptionalF32InRange(file, Key(*c, "attention.scale", k, sizeof(k)), 0.0f, 100.0f,
+                                &c->attention_scale);
+}
+
 Status ReadWindow(const gguf::GgufFile& file, ModelConfig* c) {
   char k[96];
   STATICLM_RETURN_IF_ERROR(
@@ -234,6 +245,7 @@ Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config) {
   STATICLM_RETURN_IF_ERROR(CheckConsistency(c));
   STATICLM_RETURN_IF_ERROR(CheckFeatures(file, c));
   STATICLM_RETURN_IF_ERROR(ReadRopeScaling(file, &c));
+  STATICLM_RETURN_IF_ERROR(ReadAttentionScale(file, &c));
   STATICLM_RETURN_IF_ERROR(ReadWindow(file, &c));
   // The vocabulary size is the embedding table's row count; the metadata key is optional.
   const gguf::TensorInfo* embd = file.FindTensor("token_embd.weight");

@@ -44,6 +44,10 @@ struct ModelConfig {
   int32_t rope_original_context = 0;
   float rope_attn_factor = 1.0f;
   RopeScaling rope_scaling;
+  // Attention scores are multiplied by this: <arch>.attention.scale, else (width / heads)^-0.5
+  // for the family's width-scaled model (Architecture::width_scaled_layers), else
+  // head_dim^-0.5.
+  float attention_scale = 0.0f;
 
   // Whether layer `layer` attends over the model's sliding window (in transformers' model; the
   // cache that serves it is the engine's choice): every layer but each pattern-th one.

@@ -324,7 +324,7 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   heads.n_kv_heads = c_.n_kv_heads;
   heads.head_dim = c_.head_dim;
   heads.rope_base = c_.LayerRopeBase(layer);
-  heads.scale = 1.0f / std::sqrt(static_cast<float>(c_.head_dim));
+  heads.scale = c_.attention_scale;
 
   uint32_t h = Activation("attn_in", layer, C, d);
   uint32_t q = Activation("q", layer, C, q_width);

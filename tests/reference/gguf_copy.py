@@ -1,4 +1,5 @@
-"""Helpers the golden scripts share: a file's sha256, and a GGUF copy with f32 tensors.
+"""Helpers the golden scripts share: a file's sha256, a GGUF's keys copied, and a GGUF copy with
+f32 tensors.
 
 The f32 copy lets llama.cpp run a model's exact weights without quantizing activations (a
 matrix product of f32 weights takes f32 inputs), which is how the scripts tell what llama.cpp's
@@ -17,6 +18,16 @@ def sha256_of(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def copy_keys(reader, writer):
+    """Every metadata key of `reader` (a GGUFReader) into `writer`, with its own type, except
+    the ones the writer makes itself (the header's and general.architecture)."""
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
 
 
 def write_f32_gguf(src, dst):

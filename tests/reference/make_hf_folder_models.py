@@ -196,13 +196,10 @@ def requantize(src, dst, qtype):
     (gguf-py's quantizers match ggml's reference bit for bit); the rest as it is."""
     import gguf  # noqa: E402  (llama.cpp's gguf-py, on the path once convert() ran)
     import numpy as np  # noqa: E402
+    from gguf_copy import copy_keys  # noqa: E402  (after convert(): the same gguf-py)
     reader = gguf.GGUFReader(src)
     writer = gguf.GGUFWriter(dst, arch=reader.fields["general.architecture"].contents())
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
+    copy_keys(reader, writer)
     for t in reader.tensors:
         shape = [int(d) for d in reversed(t.shape)]
         data = np.asarray(t.data, dtype=np.float32).reshape(shape)

@@ -126,7 +126,9 @@ bool ReadGreedyGolden(const std::string& path, std::vector<GreedyCase>* cases, s
       c.gaps = ReadNumbers<float>(in);
     } else if (keyword == "deviation") {
       c.deviations = ReadNumbers<float>(in);
-    } else if (keyword != "top1") {
+    } else if (keyword == "top1") {
+      c.top1 = ReadNumbers<float>(in);
+    } else {
       return false;
     }
     return true;

@@ -38,6 +38,9 @@ struct GreedyCase {
   // (quantized activations) moved its logits at each step, measured against the unquantized
   // computation; empty for transformers' files, whose arithmetic is f32.
   std::vector<float> deviations;
+  // The reference's top-1 logit at each generated step (the "top1" lines; empty where a file
+  // has none).
+  std::vector<float> top1;
 };
 
 // The logits of one prompt at every position from the window on (make_sliding_window_golden.py,

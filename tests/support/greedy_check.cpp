@@ -1,5 +1,6 @@
 #include "tests/support/greedy_check.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include <gtest/gtest.h>
@@ -50,6 +51,25 @@ void CheckGreedyCases(staticlm_context* ctx, const std::vector<GreedyCase>& case
     std::printf("%s: %zu prompt ids, continuation checked\n", c.name.c_str(), c.prompt_ids.size());
   }
   std::printf("%zu cases, %d stopped at a near tie\n", cases.size(), near_ties);
+}
+
+void CheckTopLogits(staticlm_context* ctx, const std::vector<GreedyCase>& cases, float tolerance) {
+  staticlm_model_info info;
+  staticlm_get_model_info(ctx, &info);
+  for (const GreedyCase& c : cases) {
+    ASSERT_EQ(c.top1.size(), c.tokens.size()) << c.name;
+    staticlm_reset(ctx);
+    ASSERT_EQ(staticlm_prefill(ctx, c.prompt_ids.data(), c.prompt_ids.size()), STATICLM_OK)
+        << staticlm_last_error(ctx);
+    for (size_t i = 0; i < c.tokens.size(); ++i) {
+      const float* logits = staticlm_logits(ctx);
+      ASSERT_NE(logits, nullptr);
+      float best = logits[0];
+      for (int32_t v = 1; v < info.vocab_size; ++v) best = std::fmax(best, logits[v]);
+      EXPECT_NEAR(best, c.top1[i], tolerance) << c.name << " step " << i;
+      ASSERT_EQ(staticlm_decode(ctx, c.tokens[i]), STATICLM_OK);
+    }
+  }
 }
 
 }  // namespace staticlm::test

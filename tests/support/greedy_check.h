@@ -18,4 +18,9 @@ namespace staticlm::test {
 // Runs every case on `ctx` (reset before each) and prints how many stopped at a near tie.
 void CheckGreedyCases(staticlm_context* ctx, const std::vector<GreedyCase>& cases, float tolerance);
 
+// Decodes each case's reference ids (so both sides see the same history) and compares the
+// largest logit at every step with the reference's top1 within `tolerance`: where a small
+// model's ids do not move, a wrong scale or rotation still moves its logits.
+void CheckTopLogits(staticlm_context* ctx, const std::vector<GreedyCase>& cases, float tolerance);
+
 }  // namespace staticlm::test

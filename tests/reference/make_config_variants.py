@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Goldens for linear and YaRN RoPE scaling, from transformers (the oracle).
+"""Goldens for config switches the tiny models do not have -- linear and YaRN RoPE scaling, Gemma
+3's query_pre_attn_scalar -- from transformers (the oracle).
 
 1. tests/golden/rope_scaling_factors.txt: the inverse frequencies and the attention factor that
    transformers' ROPE_INIT_FUNCTIONS compute for a set of configurations -- linear as Gemma 3
@@ -10,24 +11,26 @@
      params <type> <factor> <theta> <head_dim> <original context or 0> <beta_fast> <beta_slow>
      attention_factor <value>
      inv_freq <head_dim / 2 values>
-2. Variants of the tiny folders of tests/models/hf/ (make_hf_folder_models.py) with RoPE scaling
-   switched on in config.json -- the weights, tokenizer files and everything else are symlinks
-   to the unscaled folder's -- and their greedy continuations from transformers
+2. Variants of the tiny folders of tests/models/hf/ (make_hf_folder_models.py) with one switch
+   changed in config.json -- the weights, tokenizer files and everything else are symlinks to
+   the unchanged folder's -- and their greedy continuations from transformers
    (tests/models/hf/greedy_<variant>.txt, the format of greedy_f16.txt, the same prompts):
-     rope_linear/        llama_f16 with linear scaling, factor 4
-     rope_yarn/          llama_f16 with YaRN, factor 4, original context 64, default betas
-     rope_yarn_params/   llama_f16 with YaRN, factor 2, original 128, betas 8 and 0.5, and an
-                         explicit attention_factor 1.25
-     rope_yarn_mscale/   llama_f16 with YaRN, factor 4, original 64, mscale 1 and
-                         mscale_all_dim 0.5 (the attention factor their ratio)
-     rope_gemma3_linear/ gemma3_bf16 with linear scaling, factor 8, on the global layers (as
-                         Gemma 3 4B-27B: the sliding layers' rotary embedding is not scaled)
+     rope_linear/         llama_f16 with linear scaling, factor 4
+     rope_yarn/           llama_f16 with YaRN, factor 4, original context 64, default betas
+     rope_yarn_params/    llama_f16 with YaRN, factor 2, original 128, betas 8 and 0.5, and an
+                          explicit attention_factor 1.25
+     rope_yarn_mscale/    llama_f16 with YaRN, factor 4, original 64, mscale 1 and
+                          mscale_all_dim 0.5 (the attention factor their ratio)
+     rope_gemma3_linear/  gemma3_bf16 with linear scaling, factor 8, on the global layers (as
+                          Gemma 3 4B-27B: the sliding layers' rotary embedding is not scaled)
+     gemma3_query_scalar/ gemma3_bf16 with query_pre_attn_scalar 24 instead of its head_dim 16
+                          (scores scaled by 24^-0.5, as Gemma 3 27B's by width / heads)
 3. GGUF copies of the unscaled files with the scaling keys llama.cpp's converter writes for
    these configs (<arch>.rope.scaling.type, .factor, .original_context_length):
    llama_f16_linear.gguf, llama_f16_yarn.gguf, gemma3_f16_linear.gguf. The tests compare their
    logits with the folders' (same values, summation order apart).
 
-Run (a minute on 2 cores, no network):  python3 tests/reference/make_rope_scaling_golden.py
+Run (a minute on 2 cores, no network):  python3 tests/reference/make_config_variants.py
 Needs what make_hf_folder_models.py needs, and the gguf package (PyPI gguf 0.19).
 """
 
@@ -39,6 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import make_hf_folder_models as base  # noqa: E402  (its prompts, greedy decoding and paths)
+from gguf_copy import copy_keys  # noqa: E402
 
 import gguf  # noqa: E402
 import torch  # noqa: E402
@@ -64,25 +68,32 @@ FACTOR_CASES = [
                                      "original_max_position_embeddings": 64}),
 ]
 
-# variant -> (unscaled folder, unscaled GGUF or None, rope parameters to set)
+# variant -> (folder, source folder, source GGUF or None, config.json changes)
+def rope(params):
+    return {"rope_parameters": params}
+
+
 VARIANTS = {
-    "linear": ("llama_f16", "llama_f16.gguf",
-               {"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0}),
-    "yarn": ("llama_f16", "llama_f16.gguf",
-             {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
-              "original_max_position_embeddings": 64}),
-    "yarn_params": ("llama_f16", None,
-                    {"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
-                     "original_max_position_embeddings": 128, "beta_fast": 8.0,
-                     "beta_slow": 0.5, "attention_factor": 1.25}),
-    "yarn_mscale": ("llama_f16", None,
-                    {"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
-                     "original_max_position_embeddings": 64, "mscale": 1.0,
-                     "mscale_all_dim": 0.5}),
-    "gemma3_linear": ("gemma3_bf16", "gemma3_f16.gguf",
-                      {"full_attention": {"rope_type": "linear", "factor": 8.0,
-                                          "rope_theta": 1000000.0},
-                       "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}),
+    "linear": ("rope_linear", "llama_f16", "llama_f16.gguf",
+               rope({"rope_type": "linear", "factor": 4.0, "rope_theta": 10000.0})),
+    "yarn": ("rope_yarn", "llama_f16", "llama_f16.gguf",
+             rope({"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                   "original_max_position_embeddings": 64})),
+    "yarn_params": ("rope_yarn_params", "llama_f16", None,
+                    rope({"rope_type": "yarn", "factor": 2.0, "rope_theta": 10000.0,
+                          "original_max_position_embeddings": 128, "beta_fast": 8.0,
+                          "beta_slow": 0.5, "attention_factor": 1.25})),
+    "yarn_mscale": ("rope_yarn_mscale", "llama_f16", None,
+                    rope({"rope_type": "yarn", "factor": 4.0, "rope_theta": 10000.0,
+                          "original_max_position_embeddings": 64, "mscale": 1.0,
+                          "mscale_all_dim": 0.5})),
+    "gemma3_linear": ("rope_gemma3_linear", "gemma3_bf16", "gemma3_f16.gguf",
+                      rope({"full_attention": {"rope_type": "linear", "factor": 8.0,
+                                               "rope_theta": 1000000.0},
+                            "sliding_attention": {"rope_type": "default",
+                                                  "rope_theta": 10000.0}})),
+    "gemma3_query_scalar": ("gemma3_query_scalar", "gemma3_bf16", None,
+                            {"query_pre_attn_scalar": 24}),
 }
 
 
@@ -92,7 +103,7 @@ def versions():
 
 
 def header(title):
-    return [f"# {title}", "# generator: tests/reference/make_rope_scaling_golden.py",
+    return [f"# {title}", "# generator: tests/reference/make_config_variants.py",
             f"# versions: python {sys.version.split()[0]}, {versions()}",
             f"# date: {datetime.date.today().isoformat()}"]
 
@@ -118,8 +129,8 @@ def write_factor_golden():
         f.write("\n".join(lines) + "\n")
 
 
-def make_folder(variant, source, params):
-    folder = os.path.join(OUT, f"rope_{variant}")
+def make_folder(name, source, changes):
+    folder = os.path.join(OUT, name)
     os.makedirs(folder, exist_ok=True)
     source_dir = os.path.join(OUT, source)
     for name in sorted(os.listdir(source_dir)):
@@ -131,7 +142,7 @@ def make_folder(variant, source, params):
         os.symlink(os.path.join("..", source, name), link)
     with open(os.path.join(source_dir, "config.json")) as f:
         config = json.load(f)
-    config["rope_parameters"] = params
+    config.update(changes)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
@@ -140,15 +151,12 @@ def make_folder(variant, source, params):
 
 def write_scaled_gguf(source, dest, params):
     """A copy of `source` with the scaling keys convert_hf_to_gguf.py writes for `params`."""
+    params = params["rope_parameters"]
     scaling = params.get("full_attention", params)
     reader = gguf.GGUFReader(os.path.join(OUT, source))
     arch = reader.fields["general.architecture"].contents()
     writer = gguf.GGUFWriter(os.path.join(OUT, dest), arch=arch)
-    for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key == "general.architecture":
-            continue
-        sub_type = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
-        writer.add_key_value(key, field.contents(), field.types[0], sub_type=sub_type)
+    copy_keys(reader, writer)
     writer.add_rope_scaling_type(gguf.RopeScalingType(scaling["rope_type"]))
     writer.add_rope_scaling_factor(scaling["factor"])
     if "original_max_position_embeddings" in scaling:
@@ -165,13 +173,12 @@ def write_scaled_gguf(source, dest, params):
 def main():
     torch.set_num_threads(1)
     write_factor_golden()
-    for variant, (source, source_gguf, params) in VARIANTS.items():
-        folder = make_folder(variant, source, params)
-        base.write_golden(folder, variant, generator="tests/reference/make_rope_scaling_golden.py")
+    for variant, (name, source, source_gguf, changes) in VARIANTS.items():
+        folder = make_folder(name, source, changes)
+        base.write_golden(folder, variant, generator="tests/reference/make_config_variants.py")
         if source_gguf is not None:
             stem = source_gguf[:-len(".gguf")]
-            write_scaled_gguf(source_gguf, f"{stem}_{variant.split('_')[-1]}.gguf", params)
-
+            write_scaled_gguf(source_gguf, f"{stem}_{variant.split('_')[-1]}.gguf", changes)
 
 if __name__ == "__main__":
     main()
