@@ -42,6 +42,7 @@ struct Family {
   float scaling_factor = 0.0f;     // 0: no key
   float first_rope_factor = 1.5f;  // of every factor tensor
   float attention_scale = 0.0f;    // 0: no key
+  float rope_base = 10000.0f;
 };
 
 void AddF32(GgufWriter* w, const std::string& name, std::vector<int64_t> ne, float value = 0.0f) {
@@ -68,7 +69,7 @@ void AddMetadata(const Family& f, GgufWriter* w) {
   w->AddU32(a + "attention.head_count", static_cast<uint32_t>(f.heads));
   w->AddU32(a + "attention.head_count_kv", static_cast<uint32_t>(f.kv_heads));
   w->AddF32(a + "attention.layer_norm_rms_epsilon", 1e-6f);
-  w->AddF32(a + "rope.freq_base", 10000.0f);
+  w->AddF32(a + "rope.freq_base", f.rope_base);
   if (f.head_dim != f.d / f.heads) {
     w->AddU32(a + "attention.key_length", static_cast<uint32_t>(f.head_dim));
     w->AddU32(a + "attention.value_length", static_cast<uint32_t>(f.head_dim));
@@ -505,6 +506,12 @@ TEST(FamilyPlanTest, UnsupportedRopeScalingNamesTheFieldAndValue) {
   below.scaling_factor = 0.5f;
   Lowered f;
   ExpectOneLineError(f.Build(below), "llama.rope.scaling.factor = 0.5 is out of range");
+  for (float base : {1.0f, 0.0f, -5.0f}) {  // no frequencies below 1 (YaRN divides by ln base)
+    Family bad_base;
+    bad_base.rope_base = base;
+    Lowered g;
+    ExpectOneLineError(g.Build(bad_base), "llama.rope.freq_base = ");
+  }
   Family none;  // "none" is no scaling
   none.scaling_type = "none";
   Lowered d;

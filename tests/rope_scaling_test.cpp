@@ -214,6 +214,25 @@ TEST(RopeScalingTest, VulkanRunsTheComputedFactors) {
   }
 }
 
+// inspect says which scaling a model has, for a file and a folder.
+TEST(RopeScalingTest, InspectNamesTheScaling) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"llama_f16_yarn.gguf",
+       "RoPE scaling: YaRN, factor 4, original context 64, beta_fast 32, beta_slow 1, "
+       "attention factor 1.13863\n"},
+      {"rope_linear", "RoPE scaling: linear, factor 4\n"},
+      {"rope_gemma3_linear", "RoPE scaling: linear, factor 8 (global layers only)\n"},
+  };
+  for (const auto& [model, line] : cases) {
+    char out[16384], error[256];
+    ASSERT_EQ(staticlm_describe_model((kDir + "/" + model).c_str(), out, sizeof(out), error,
+                                      sizeof(error)),
+              STATICLM_OK)
+        << error;
+    EXPECT_NE(std::strstr(out, line), nullptr) << model << ":\n" << out;
+  }
+}
+
 // GgufFile::AddComputedTensor: the tensor lies after the file's bytes inside the tensor data
 // span, holds the values, and leaves every tensor of the file as it was; a second call, a name
 // the file has, or a file not opened from a path are refused.

@@ -117,7 +117,17 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
                config.sliding_window_pattern, config.LayerRopeBase(0));
     }
   }
-  if (file.FindTensor("rope_freqs.weight") != nullptr) {
+  const staticlm::RopeScaling& scaling = config.rope_scaling;
+  const char* scaled_layers = config.LayerRopeScaled(0) ? "" : " (global layers only)";
+  if (scaling.kind == staticlm::RopeScalingKind::kLinear) {
+    sink.Add("RoPE scaling: linear, factor %g%s\n", scaling.factor, scaled_layers);
+  } else if (scaling.kind == staticlm::RopeScalingKind::kYarn) {
+    sink.Add(
+        "RoPE scaling: YaRN, factor %g, original context %d, beta_fast %g, beta_slow %g, "
+        "attention factor %g%s\n",
+        scaling.factor, scaling.original_context, scaling.beta_fast, scaling.beta_slow,
+        config.rope_attn_factor, scaled_layers);
+  } else if (file.FindTensor("rope_freqs.weight") != nullptr) {
     sink.Add("RoPE scaling: frequency factors from rope_freqs.weight (Llama 3)\n");
   } else if (file.FindTensor("rope_factors_short.weight") != nullptr) {
     sink.Add(

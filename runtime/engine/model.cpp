@@ -51,6 +51,13 @@ Status Model::AddRopeScalingFactors() {
   if (file_.FindTensor("rope_freqs.weight") != nullptr) return Status::Ok();
   const std::vector<float> factors =
       RopeScalingFactors(config_.rope_scaling, config_.rope_base, config_.head_dim);
+  for (float f : factors) {
+    if (!(f >= 1.0f && f < 1e6f)) {  // each divisor lies between 1 and the factor
+      return Status::Error(StatusCode::kFormatError,
+                           "RoPE scaling (factor %g) gives a frequency divisor of %g",
+                           config_.rope_scaling.factor, f);
+    }
+  }
   return file_.AddComputedTensor("rope_freqs.weight", factors.data(), factors.size());
 }
 

@@ -81,6 +81,10 @@ Status ReadShape(const gguf::GgufFile& file, ModelConfig* c) {
       ReadPositive(file, Key(*c, "context_length", k, sizeof(k)), &c->context_length));
   if (file.FindKey(Key(*c, "rope.freq_base", k, sizeof(k))) != nullptr) {
     STATICLM_RETURN_IF_ERROR(file.GetF32(k, &c->rope_base));
+    if (!(c->rope_base > 1.0f && c->rope_base < 1e12f)) {  // frequencies base^(-2i/d) < 1
+      return Status::Error(StatusCode::kFormatError, "%s = %g is out of range (1 to 1e12)", k,
+                           c->rope_base);
+    }
   }
   STATICLM_RETURN_IF_ERROR(
       file.GetF32(Key(*c, "attention.layer_norm_rms_epsilon", k, sizeof(k)), &c->rms_eps));

@@ -9,6 +9,7 @@
 
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/model/model_config.h"
+#include "runtime/model/rope_scaling.h"
 #include "runtime/tokenizer/chat_template.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
@@ -66,7 +67,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!f.Parse(data, size).ok()) return 0;
   ReadEveryKey(f);
   ModelConfig config;
-  (void)ReadModelConfig(f, &config);
+  if (ReadModelConfig(f, &config).ok()) {
+    // Linear and YaRN divisors, as Model::AddRopeScalingFactors computes them.
+    for (float v : RopeScalingFactors(config.rope_scaling, config.rope_base, config.head_dim))
+      g_sink = g_sink ^ static_cast<uint8_t>(v >= 1.0f && v < 1e6f);
+  }
   UseTokenizer(f);
   ChatTemplate chat;
   (void)InitChatTemplateFromGguf(f, "<s>", &chat);

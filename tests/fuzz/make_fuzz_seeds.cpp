@@ -51,6 +51,13 @@ void GgufSeeds() {
   fuzz::Require(test::BuildTinyLlama(tiny, &llama).ok() ? STATICLM_OK : STATICLM_FORMAT_ERROR,
                 "BuildTinyLlama");
   Seed("gguf_fuzz", "tiny_llama_q4_0", llama.Serialize());
+  // YaRN's keys, for the scaling reader and its divisors (Model::AddRopeScalingFactors).
+  llama.AddString("llama.rope.scaling.type", "yarn");
+  llama.AddF32("llama.rope.scaling.factor", 4.0f);
+  llama.AddU32("llama.rope.scaling.original_context_length", 64);
+  llama.AddF32("llama.rope.scaling.yarn_beta_fast", 16.0f);
+  llama.AddF32("llama.rope.scaling.yarn_beta_slow", 2.0f);
+  Seed("gguf_fuzz", "tiny_llama_yarn", llama.Serialize());
   test::GgufWriter spm;
   test::SpmToyVocab().AddToGguf(&spm, "gemma3");
   Seed("gguf_fuzz", "spm_toy_vocab", spm.Serialize());
