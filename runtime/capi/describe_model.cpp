@@ -133,7 +133,7 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
     sink.Add(
         "RoPE scaling: longrope, short factors up to a context of %d, long beyond; "
         "attention factor %g\n",
-        config.rope_original_context, config.rope_attn_factor);
+        config.rope_scaling.original_context, config.rope_attn_factor);
   }
   sink.Add("metadata:\n");
   for (const auto& kv : file.keys()) DescribeScalar(file, kv, &sink);

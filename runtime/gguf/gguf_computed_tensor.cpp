@@ -14,7 +14,7 @@ uint64_t RoundUp(uint64_t v, uint64_t a) {
 }  // namespace
 
 Status GgufFile::AddComputedTensor(std::string_view name, const float* values, uint64_t count) {
-  if (path_.empty() || has_computed_ || count == 0) {
+  if (path_.empty() || stitched_.data() != nullptr || count == 0) {
     return Status::Error(StatusCode::kInternal, "a computed tensor needs a file opened once");
   }
   if (FindTensor(name) != nullptr) {
@@ -41,7 +41,6 @@ Status GgufFile::AddComputedTensor(std::string_view name, const float* values, u
   if (!s.ok()) return Status::Error(s.code(), "%s: %s", path.c_str(), s.message());
   path_ = std::move(path);
   stitched_ = std::move(map);
-  has_computed_ = true;
 
   TensorInfo t;
   t.name = name;

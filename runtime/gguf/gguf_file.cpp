@@ -26,7 +26,6 @@ GgufFile& GgufFile::operator=(GgufFile&& other) noexcept {
   map_ = std::move(other.map_);
   path_ = std::move(other.path_);
   stitched_ = std::move(other.stitched_);
-  has_computed_ = other.has_computed_;
   owned_header_ = std::move(other.owned_header_);
   file_data_ = other.file_data_;
   file_bytes_ = other.file_bytes_;
@@ -83,7 +82,6 @@ void GgufFile::Reset() {
   map_.Close();
   path_.clear();
   stitched_.Close();
-  has_computed_ = false;
   owned_header_ = {};
   file_data_ = nullptr;
   file_bytes_ = 0;

@@ -122,9 +122,9 @@ class GgufFile {
   void Reset();
 
   FileMap map_;
-  std::string path_;      // Open's, for AddComputedTensor's second mapping
-  StitchedMap stitched_;  // AddComputedTensor's mapping: the file, then the computed tensor
-  bool has_computed_ = false;
+  std::string path_;  // Open's, for AddComputedTensor's second mapping
+  // AddComputedTensor's mapping, the file then the computed tensor (empty before: one call).
+  StitchedMap stitched_;
   std::vector<uint8_t> owned_header_;  // AdoptHeader's bytes (a vector's move keeps them put)
   const uint8_t* file_data_ = nullptr;
   uint64_t file_bytes_ = 0;

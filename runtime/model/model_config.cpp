@@ -180,7 +180,7 @@ Status ReadYarn(const gguf::GgufFile& file, ModelConfig* c) {
   }
   STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
       file, Key(*c, "rope.scaling.yarn_attn_factor", k, sizeof(k)), 0.0f, 100.0f, &attn));
-  if (c->rope_original_context <= 0) {
+  if (c->rope_scaling.original_context <= 0) {
     return Status::Error(StatusCode::kFormatError, "%s is missing (YaRN needs it)",
                          Key(*c, "rope.scaling.original_context_length", k, sizeof(k)));
   }
@@ -213,8 +213,7 @@ Status ReadRopeScaling(const gguf::GgufFile& file, ModelConfig* c) {
   }
   STATICLM_RETURN_IF_ERROR(
       ReadOptionalU32(file, Key(*c, "rope.scaling.original_context_length", k, sizeof(k)),
-                      &c->rope_original_context));
-  c->rope_scaling.original_context = c->rope_original_context;
+                      &c->rope_scaling.original_context));
   STATICLM_RETURN_IF_ERROR(ReadOptionalF32InRange(
       file, Key(*c, "rope.scaling.attn_factor", k, sizeof(k)), 0.0f, 100.0f, &c->rope_attn_factor));
   if (c->rope_scaling.kind == RopeScalingKind::kYarn) return ReadYarn(file, c);

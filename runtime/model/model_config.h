@@ -37,11 +37,10 @@ struct ModelConfig {
   // (frequency divisors) and Phi-3's longrope two, rope_factors_short/long.weight: the plan
   // builder finds them. Linear and YaRN (<arch>.rope.scaling.type) are numbers, from which
   // Model::Load computes the same divisors (rope_scaling.h) where the file has no
-  // rope_freqs.weight. <arch>.rope.scaling.original_context_length (0: absent): longrope uses
-  // the long factors for a context beyond it, YaRN places its ramp by it.
-  // <arch>.rope.scaling.attn_factor (else 1), times YaRN's magnitude for YaRN: cos and sin are
-  // multiplied by it.
-  int32_t rope_original_context = 0;
+  // rope_freqs.weight. rope_scaling.original_context is <arch>.rope.scaling.
+  // original_context_length (0: absent): longrope uses the long factors for a context beyond
+  // it, YaRN places its ramp by it. <arch>.rope.scaling.attn_factor (else 1), times YaRN's
+  // magnitude for YaRN: cos and sin are multiplied by it.
   float rope_attn_factor = 1.0f;
   RopeScaling rope_scaling;
   // Attention scores are multiplied by this: <arch>.attention.scale, else (width / heads)^-0.5

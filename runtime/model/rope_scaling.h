@@ -18,7 +18,7 @@ enum class RopeScalingKind : uint8_t {
 struct RopeScaling {
   RopeScalingKind kind = RopeScalingKind::kNone;
   float factor = 1.0f;
-  int32_t original_context = 0;  // YaRN: the context the model was trained for
+  int32_t original_context = 0;  // the context trained for (YaRN; longrope picks its factors)
   float beta_fast = 32.0f;       // YaRN: rotations where the ramp ends (frequencies kept)
   float beta_slow = 1.0f;        // YaRN: rotations where it starts (frequencies divided)
 };

@@ -250,8 +250,8 @@ Status Builder::ReadLayerWeights(int layer, LayerWeights* w) {
 Status Builder::FindRopeFactors() {
   const char* name = "rope_freqs.weight";
   if (file_.FindTensor(name) == nullptr) {
-    const bool long_context =
-        c_.rope_original_context > 0 && limits_.max_context > c_.rope_original_context;
+    const bool long_context = c_.rope_scaling.original_context > 0 &&
+                              limits_.max_context > c_.rope_scaling.original_context;
     name = long_context ? "rope_factors_long.weight" : "rope_factors_short.weight";
     if (file_.FindTensor(name) == nullptr) {
       if (c_.rope_scaling.kind == RopeScalingKind::kNone) return Status::Ok();
