@@ -80,6 +80,12 @@ KvLayout GetKvLayout(KvQuant quant) {
   return {-1, -1, -1, -1, 2};
 }
 
+int AttentionFactorsInput(const Op& op) {
+  // q, the cache tensors (k and v first), scores, then the factors.
+  const int factors = 2 + GetKvLayout(op.params.kv_quant).count;
+  return op.kind == OpKind::kAttention && op.n_inputs == factors + 1 ? factors : -1;
+}
+
 bool PlanPositionsUnbounded(const Plan& plan) {
   bool any = false;
   for (const Op& op : plan.ops) {

@@ -59,7 +59,8 @@ enum class OpKind : uint8_t {
   kKvStore,    // k, v [C, kv_heads · head_dim]         → k cache, v cache of one layer
                // (+ the quantized caches' side tensors: see KvLayout below)
   kAttention,  // q [C, heads · hd], k cache, v cache, scores F32 [heads, slots] → o [C, heads ·
-               // hd] (+ side tensors after scores: see KvLayout below)
+               // hd] (+ side tensors after scores: see KvLayout below; + the layer's RoPE
+               // frequency factors last, for a sink cache: AttentionFactorsInput)
   kAdd,        // b [R, d]                              → a [R, d] += b
   kSiluMul,    // up [R, f]                             → gate [R, f] = silu(gate) · up
   kTakeLast,   // x [C, d]                              → y [1, d] = x[n_tokens − 1]
@@ -148,6 +149,11 @@ struct KvLayout {
   int count;                             // cache tensors in all: 2, 4 or 6
 };
 KvLayout GetKvLayout(KvQuant quant);
+
+// The input index of a kAttention's RoPE frequency factors (F32 [head_dim / 2], the kRope ops'
+// of its layer), or −1 without: a sink cache scores its sinks with the query turned back to its
+// position inside the cache, which must turn by the same frequencies the keys did.
+int AttentionFactorsInput(const struct Op& op);
 
 // Where a kMatMul's tensors are, given its fusion flags:
 //   inputs:  x, w0 … w(n−1), [norm weight if norm_input]

@@ -22,8 +22,10 @@ Arity ExpectedArity(const Op& op) {
       return {op.n_inputs <= 1 ? op.n_inputs : 0, 1};
     case OpKind::kKvStore:
       return {2, GetKvLayout(op.params.kv_quant).count};
-    case OpKind::kAttention:
-      return {2 + GetKvLayout(op.params.kv_quant).count, 1};
+    case OpKind::kAttention: {  // with or without a sink cache's RoPE factors
+      const int inputs = 2 + GetKvLayout(op.params.kv_quant).count;
+      return {op.n_inputs == inputs + 1 ? inputs + 1 : inputs, 1};
+    }
     case OpKind::kAdd:
       return {1, 1};
     case OpKind::kSiluMul:
@@ -239,8 +241,15 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
              CacheTensorsValid(
                  p, l, [&](int i) -> const TensorRegion& { return plan.tensors[op.outputs[i]]; });
     case OpKind::kAttention: {
-      // q, k, v, scores, then the side and recent tensors: KvLayout order shifted past scores.
+      // q, k, v, scores, then the side and recent tensors: KvLayout order shifted past scores;
+      // a sink cache's RoPE factors last.
       auto cache = [&](int i) -> const TensorRegion& { return in(i < 2 ? 1 + i : 2 + i); };
+      const int factors = AttentionFactorsInput(op);
+      if (factors >= 0 &&
+          (p.cache_policy != CachePolicy::kSink || in(factors).dtype != DType::kF32 ||
+           in(factors).elements() != p.head_dim / 2)) {
+        return false;
+      }
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&
              CacheTensorsValid(p, l, cache) && p.rope_base > 0.0f && in(3).dtype == DType::kF32 &&
              in(3).elements() >=

@@ -151,7 +151,8 @@ TEST(CudaMathTest, RopeIsTheReferenceForEveryForm) {
   constexpr int64_t rows = 5, heads = 3, hd = 64;
   const std::vector<float> factors = RandomFloats(rng, hd / 2, 1.0f, 8.0f);
   for (bool halves : {false, true}) {
-    for (const float* f : {static_cast<const float*>(nullptr), factors.data()}) {
+    for (const float* f :
+         {static_cast<const float*>(nullptr), static_cast<const float*>(factors.data())}) {
       for (float scale : {1.0f, 1.19f}) {
         const std::vector<float> x = RandomFloats(rng, rows * heads * hd, -2.0f, 2.0f);
         std::vector<float> expected = x, got = x;
@@ -171,13 +172,18 @@ TEST(CudaMathTest, RopeIsTheReferenceForEveryForm) {
 TEST(CudaMathTest, SinkQueryRotationIsTheReferences) {
   std::mt19937 rng(9);
   constexpr int64_t hd = 64;
-  for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-37}, int64_t{-4000}}) {
-    const std::vector<float> q = RandomFloats(rng, hd, -2.0f, 2.0f);
-    std::vector<float> expected(hd), got(hd);
-    cpu::ref::RotateQuery(q.data(), hd, delta, 10000.0f, expected.data());
-    for (int64_t i = 0; i < hd / 2; ++i)
-      RotateQueryPair(q.data(), i, hd, delta, 10000.0f, got.data());
-    for (int64_t d = 0; d < hd; ++d) ASSERT_EQ(got[d], expected[d]) << "delta " << delta;
+  std::vector<float> factors(hd / 2);  // a sink cache of a model with RoPE factors
+  for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.75f * static_cast<float>(i);
+  for (const float* f :
+       {static_cast<const float*>(nullptr), static_cast<const float*>(factors.data())}) {
+    for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-37}, int64_t{-4000}}) {
+      const std::vector<float> q = RandomFloats(rng, hd, -2.0f, 2.0f);
+      std::vector<float> expected(hd), got(hd);
+      cpu::ref::RotateQuery(q.data(), hd, delta, 10000.0f, f, expected.data());
+      for (int64_t i = 0; i < hd / 2; ++i)
+        RotateQueryPair(q.data(), i, hd, delta, 10000.0f, f, got.data());
+      for (int64_t d = 0; d < hd; ++d) ASSERT_EQ(got[d], expected[d]) << "delta " << delta;
+    }
   }
 }
 
@@ -241,7 +247,8 @@ struct HostCache {
   }
 
   KvView View() const {
-    return {ref.params, ref.type, ref.k, ref.v, ref.k_side, ref.v_side, ref.k_recent, ref.v_recent};
+    return {ref.params, ref.type,     ref.k,        ref.v,           ref.k_side,
+            ref.v_side, ref.k_recent, ref.v_recent, ref.rope_factors};
   }
 };
 
@@ -258,7 +265,7 @@ void EmulatedAttentionHead(const float* qh, int64_t position, int64_t step_end, 
   float q[256], q_sink[256];
   for (int64_t d = 0; d < hd; ++d) q[d] = qh[d];
   for (int64_t i = 0; i < hd / 2; ++i) {
-    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
+    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, c.rope_factors, q_sink);
   }
   if (p.kv_quant == KvQuant::kQ8) {
     cpu::Hadamard(q, hd);

@@ -532,7 +532,9 @@ TEST(FamilyPlanTest, NumericRopeScalingWithoutItsFactorsIsRefused) {
   EXPECT_TRUE(b.Build(with_tensor).ok());
 }
 
-TEST(FamilyPlanTest, RopeFactorsAreCheckedAndRefuseSinks) {
+// Factors are checked; a sink cache's attention takes them too (it turns its queries back to
+// their cache positions by the keys' frequencies), as its last input; other caches do not.
+TEST(FamilyPlanTest, RopeFactorsAreCheckedAndReachSinkAttention) {
   Family zero;
   zero.rope_freqs = true;
   zero.first_rope_factor = 0.0f;
@@ -540,8 +542,16 @@ TEST(FamilyPlanTest, RopeFactorsAreCheckedAndRefuseSinks) {
   ExpectOneLineError(a.Build(zero), "rope_freqs.weight");
   Family llama3;
   llama3.rope_freqs = true;
-  Lowered b;
-  ExpectOneLineError(b.Build(llama3, 64, 0, 4), "sinks are not supported");
+  Lowered sinks;
+  ASSERT_TRUE(sinks.Build(llama3, 64, 0, 4).ok());
+  for (const Op* op : sinks.Ops(OpKind::kAttention)) {
+    const int factors = AttentionFactorsInput(*op);
+    ASSERT_GE(factors, 0);
+    EXPECT_EQ(sinks.Name(op->inputs[factors]), "rope_freqs.weight");
+  }
+  Lowered plain;
+  ASSERT_TRUE(plain.Build(llama3).ok());
+  for (const Op* op : plain.Ops(OpKind::kAttention)) EXPECT_EQ(AttentionFactorsInput(*op), -1);
 }
 
 TEST(FamilyPlanTest, Phi3WithoutTheFusedTensorNamesIt) {

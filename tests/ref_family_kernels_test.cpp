@@ -1,5 +1,6 @@
 // The reference kernels the families added (backends/cpu/reference_kernels.h): RoPE with
-// frequency factors and a cos/sin scale (Llama 3's rope_freqs, Phi-3's longrope), and the bias
+// frequency factors and a cos/sin scale (Llama 3's rope_freqs, Phi-3's longrope; a sink cache's
+// query turn with them), and the bias
 // add (Qwen 2), each against the plain formula written out here; and the CPU's cached RoPE
 // table (backends/cpu/rope_angles.h), which must give the reference's results bit for bit.
 #include <cmath>
@@ -86,6 +87,22 @@ TEST(RopeScaledTest, AFactorSlowsItsPair) {
   EXPECT_NEAR(slowed[2], plain[2], 1e-5);  // pair 1 at position 40 / 4 = 10
   EXPECT_NEAR(slowed[3], plain[3], 1e-5);
   EXPECT_GT(std::fabs(slowed[0] - plain[0]), 1e-2);  // pair 0 is at position 40 vs 10
+}
+
+// A sink cache's query turn (ref::RotateQuery) with frequency factors against the formula: a
+// turn by delta positions (negative: back to the query's place in the cache) by the factored
+// frequencies, the keys' own.
+TEST(RopeScaledTest, SinkQueryTurnTakesTheFactors) {
+  const int64_t d = 16;
+  std::vector<float> factors;
+  for (int i = 0; i < d / 2; ++i) factors.push_back(1.0f + 5.0f * static_cast<float>(i));
+  const std::vector<float> q = Random(static_cast<size_t>(d), 11);
+  for (int32_t delta : {-1, -37, -4000}) {
+    std::vector<float> got(static_cast<size_t>(d));
+    ref::RotateQuery(q.data(), d, delta, 10000.0f, factors.data(), got.data());
+    const std::vector<double> expected = Rotated(q, 1, 1, d, delta, 10000.0, factors, 1.0, false);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 2e-6) << delta;
+  }
 }
 
 // With no factors and a scale of 1 it is ref::Rope / ref::RopeHalves exactly.

@@ -73,6 +73,20 @@ TEST(VulkanParityTest, SinksMatchCpu) {
   CompareGreedy(mode);
 }
 
+// Sinks on a model with RoPE frequency factors (the small Llama 3.2-style family model:
+// rope_freqs.weight): the sinks' scores take the query turned back by the keys' factored
+// frequencies. Past max_context, as below.
+TEST(VulkanParityTest, SinksWithRopeFactorsMatchCpu) {
+  CacheMode mode = Base();
+  mode.window = 24;
+  mode.sinks = 4;
+  mode.max_context = 64;
+  mode.steps = kSanitizerBuild ? 40 : 100;
+  mode.continue_past_ties = true;
+  staticlm::test::CompareGreedyWithCpu(
+      "vulkan", STATICLM_FAMILY_MODELS_DIR "/llama/llama-f16.gguf", mode, NoVulkan);
+}
+
 // Positions well past max_context: a context of 64 with a window of 24 over a 31-token prompt,
 // 150 greedy tokens (to position 181; 40, to position 71, in the slower sanitizer build); the RoPE
 // angles are each step's rows', not a table.

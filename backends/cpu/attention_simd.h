@@ -36,8 +36,10 @@ struct KvRows {
 
 // One query row of one head: q (head_dim), its position, the layer's parameters, its KV head's
 // keys and values, its scores scratch, its output (head_dim).
-using AttendOneFn = void (*)(const float* q, int64_t position, const OpParams& p, const KvRows& k,
-                             const KvRows& v, float* scores, float* out);
+// rope_factors: a sink cache's (ref::KvCacheView::rope_factors), or null.
+using AttendOneFn = void (*)(const float* q, int64_t position, const OpParams& p,
+                             const float* rope_factors, const KvRows& k, const KvRows& v,
+                             float* scores, float* out);
 
 // ref::Attention's contract, each (row, head) by `attend`; q4 caches go to ref::Attention (the
 // callers route them to their q4 kernels first).
@@ -59,7 +61,7 @@ inline void AttendHeads(AttendOneFn attend, const float* q, int64_t rows, int32_
     const KvRows v{cache.type, cache.v + first_row * hd * elem,
                    cache.v_side != nullptr ? cache.v_side + first_row : nullptr};
     for (int64_t r = 0; r < rows; ++r) {
-      attend(q + (r * p.n_heads + h) * hd, first_position + r, p, k, v,
+      attend(q + (r * p.n_heads + h) * hd, first_position + r, p, cache.rope_factors, k, v,
              scores_all + h * p.cache_slots, out + (r * p.n_heads + h) * hd);
     }
   }

@@ -154,6 +154,9 @@ SequencedCache CacheOf(const Plan& plan, const std::vector<uint8_t*>& addresses,
   c.first.v_side = reinterpret_cast<float*>(at[3]);
   c.first.k_recent = reinterpret_cast<float*>(at[4]);
   c.first.v_recent = reinterpret_cast<float*>(at[5]);
+  const int factors = AttentionFactorsInput(op);
+  if (factors >= 0)
+    c.first.rope_factors = reinterpret_cast<const float*>(addresses[op.inputs[factors]]);
   return c;
 }
 

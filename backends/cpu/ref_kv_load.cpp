@@ -66,10 +66,12 @@ float LoadValue(const KvCacheView& c, int64_t step_end, int64_t t, int64_t g, in
   return 0.0f;
 }
 
-void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, float* out) {
+void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, const float* factors,
+                 float* out) {
   for (int64_t i = 0; i < head_dim / 2; ++i) {
     double inv_freq = std::pow(static_cast<double>(base),
                                -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+    if (factors != nullptr) inv_freq /= static_cast<double>(factors[i]);
     double angle = static_cast<double>(delta) * inv_freq;
     float c = static_cast<float>(std::cos(angle));
     float s = static_cast<float>(std::sin(angle));

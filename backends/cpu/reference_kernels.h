@@ -55,6 +55,8 @@ struct KvCacheView {
   float* v_side = nullptr;    // q8: scales (kv_heads, slots); q4: (kv_heads, slots, 2)
   float* k_recent = nullptr;  // q4: (kv_heads, recent_slots, head_dim)
   float* v_recent = nullptr;
+  // kAttention of a sink cache: the layer's RoPE frequency factors (head_dim / 2), or null.
+  const float* rope_factors = nullptr;
 };
 
 // Writes k and v (rows, kv_heads · head_dim), the rows of positions first_position + r, into
@@ -73,9 +75,11 @@ void KvStore(const float* k, const float* v, int64_t rows, int32_t first_positio
 void Attention(const float* q, int64_t rows, int32_t first_position, const KvCacheView& cache,
                float* scores, float* out, int64_t head_begin, int64_t head_end);
 
-// The query rotated by `delta` positions (RoPE, adjacent pairs as Rope above): how a Sink
-// cache scores its sinks from the query's position inside the cache.
-void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, float* out);
+// The query rotated by `delta` positions (RoPE, adjacent pairs as Rope above, each pair's
+// frequency divided by factors[i] as RopeScaled when `factors` is not null): how a Sink cache
+// scores its sinks from the query's position inside the cache.
+void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, const float* factors,
+                 float* out);
 
 // One cached key or value element as f32: position t, KV head g, dim d. `step_end` is the end
 // of the current step (q4 reads positions from QuantizedEnd(step_end) on from the rings). q8

@@ -24,10 +24,12 @@ void WriteStepBlock(const Plan& plan, const StepParams& step, StepBlock* out) {
 
 namespace {
 
-// The weights-buffer offset of a rope op's frequency factors, or RopeRows::kNoFactors.
+// The weights-buffer offset of a rope op's frequency factors, or of a sink attention's (the
+// query's turn back to its cache position), or RopeRows::kNoFactors.
 uint64_t FactorsOffset(const Plan& plan, const Op& op) {
-  return op.kind == OpKind::kRope && op.n_inputs == 1 ? plan.tensors[op.inputs[0]].offset
-                                                      : RopeRows::kNoFactors;
+  const int factors =
+      op.kind == OpKind::kRope ? (op.n_inputs == 1 ? 0 : -1) : AttentionFactorsInput(op);
+  return factors >= 0 ? plan.tensors[op.inputs[factors]].offset : RopeRows::kNoFactors;
 }
 
 }  // namespace

@@ -272,10 +272,6 @@ Status Builder::FindRopeFactors() {
                            factor, static_cast<long long>(i));
     }
   }
-  if (limits_.sinks > 0) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "sinks are not supported with RoPE frequency factors (%s)", name);
-  }
   has_rope_factors_ = true;
   return Status::Ok();
 }
@@ -373,6 +369,11 @@ Status Builder::AddLayer(int layer, uint32_t x) {
       Op& a = plan_.ops[attend];
       a.inputs[a.n_inputs++] = cache[i];
     }
+  }
+  // A sink cache turns the query back to its cache position by the keys' frequencies.
+  if (has_rope_factors_ && scaled && heads.cache_policy == CachePolicy::kSink) {
+    Op& a = plan_.ops[attend];
+    a.inputs[a.n_inputs++] = rope_factors_;
   }
   AddOp(OpKind::kMatMul, {att, w.o}, {proj});
   AddResidual(layer, "attn_post", proj, w.post_attn_norm, x);

@@ -64,8 +64,10 @@ struct Layer {
   int n_caches;
 };
 
+// `factors`: the RoPE frequency factors (a weight), a sink cache's last attention input, or -1.
 Layer AddLayer(PlanHarness& h, Kv kv, CachePolicy policy, int32_t batch, int32_t per_sequence,
-               int32_t layer_index, uint32_t q, uint32_t k, uint32_t v, uint32_t o) {
+               int32_t layer_index, uint32_t q, uint32_t k, uint32_t v, uint32_t o,
+               int64_t factors = -1) {
   const int32_t hd = HeadDim(kv), heads = batch * kKvHeads;
   const int32_t chunk = h.plan.limits.prefill_chunk;
   const bool ring = policy != CachePolicy::kStatic;
@@ -114,6 +116,7 @@ Layer AddLayer(PlanHarness& h, Kv kv, CachePolicy policy, int32_t batch, int32_t
   // Attention's inputs: q, k cache, v cache, scores, then the side tensors (plan.h, KvLayout).
   std::vector<uint32_t> attend_in = {q, l.caches[0], l.caches[1], scores};
   attend_in.insert(attend_in.end(), l.caches + 2, l.caches + l.n_caches);
+  if (factors >= 0) attend_in.push_back(static_cast<uint32_t>(factors));
   h.AddOp(OpKind::kAttention, attend_in, {o}, p);
   return l;
 }
@@ -149,11 +152,14 @@ double AttentionThreshold(Kv kv) {
   return kv == Kv::kQ8 ? kAttentionQ8 : (kv == Kv::kQ4 ? kAttentionQ4 : kProduct);
 }
 
-OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed) {
+// `factors`: RoPE with frequency factors (Llama 3's, linear or YaRN scaling), which a sink
+// cache's attention takes too.
+OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed, bool factors = false) {
   const int32_t batch = batched ? 3 : 1;
   const int32_t chunk = batched ? batch : 9, per_sequence = batched ? 1 : chunk;
   const int32_t hd = HeadDim(kv);
-  const std::string form = std::string("attention ") + KvName(kv) + " " + PolicyName(policy);
+  const std::string form = std::string("attention ") + KvName(kv) + " " + PolicyName(policy) +
+                           (factors ? " rope factors" : "");
   OpCase c = NewCase(form + (batched ? " batched" : " chunk 9"), form, chunk, kMaxContext);
   PlanHarness& h = c.harness;
   h.plan.limits.max_batch = batch;
@@ -172,15 +178,20 @@ OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed) {
   rope.head_dim = hd;
   rope.rope_base = kRopeBase;
   rope.rope_halves = kv == Kv::kF32;  // both layouts reach the cache
-  h.AddOp(OpKind::kRope, {}, {q}, rope);
-  h.AddOp(OpKind::kRope, {}, {k}, rope);
+  const int64_t rope_factors =
+      factors ? int64_t{h.Tensor(BufferId::kWeights, DType::kF32, {hd / 2}, "rope factors")} : -1;
+  std::vector<uint32_t> rope_in;
+  if (factors) rope_in.push_back(static_cast<uint32_t>(rope_factors));
+  h.AddOp(OpKind::kRope, rope_in, {q}, rope);
+  h.AddOp(OpKind::kRope, rope_in, {k}, rope);
   std::vector<uint32_t> outputs;
   std::vector<Layer> layers;
   const CachePolicy first = policy == Policy::kStatic ? CachePolicy::kStatic
                             : policy == Policy::kSink ? CachePolicy::kSink
                                                       : CachePolicy::kSlidingWindow;
   outputs.push_back(h.Tensor(BufferId::kArena, DType::kF32, {chunk, kHeads * hd}, "o"));
-  layers.push_back(AddLayer(h, kv, first, batch, per_sequence, 0, q, k, v, outputs.back()));
+  layers.push_back(
+      AddLayer(h, kv, first, batch, per_sequence, 0, q, k, v, outputs.back(), rope_factors));
   if (policy == Policy::kHybrid) {  // layer 1 global (static), as global_every 2 makes it
     outputs.push_back(h.Tensor(BufferId::kArena, DType::kF32, {chunk, kHeads * hd}, "o global"));
     layers.push_back(
@@ -190,6 +201,11 @@ OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed) {
   PutFloats(h, q, RandomFloats(size_t(chunk * kHeads * hd), seed));
   PutFloats(h, k, RandomFloats(size_t(chunk * kKvHeads * hd), seed + 1));
   PutFloats(h, v, RandomFloats(size_t(chunk * kKvHeads * hd), seed + 2));
+  if (factors) {  // divisors from 1 to 40, as a linear or YaRN scaling's
+    std::vector<float> f(size_t(hd / 2));
+    for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f + 39.0f * float(i) / float(f.size());
+    PutFloats(h, static_cast<uint32_t>(rope_factors), f);
+  }
   // Small random bytes everywhere in the cache (finite in every type): a slot read before it
   // is written, or one a backend reads outside the window, shows.
   std::mt19937 rng(seed + 3);
@@ -222,6 +238,14 @@ void AddAttentionCases(std::vector<OpCase>* out) {
         out->push_back(AttentionCase(kv, policy, batched, seed));
         seed += 4;
       }
+    }
+  }
+  // A sink cache turns its queries back by the keys' frequency factors (adjacent pairs: f16 and
+  // q8 take that layout here).
+  for (Kv kv : {Kv::kF16, Kv::kQ8}) {
+    for (bool batched : {false, true}) {
+      out->push_back(AttentionCase(kv, Policy::kSink, batched, seed, true));
+      seed += 4;
     }
   }
 }

@@ -50,13 +50,13 @@ __device__ float* PartialAt(const AttentionArgs& a, int32_t r, int32_t h, int32_
 
 // The query in shared memory: as it is, and rotated to its position inside the cache for the
 // sinks (StreamingLLM; ref::RotateQuery), both in the Hadamard basis for q8 caches.
-__device__ void LoadQuery(const float* qh, const OpParams& p, const AttendedSpans& span,
-                          int64_t position, float* q, float* q_sink) {
+__device__ void LoadQuery(const float* qh, const OpParams& p, const float* rope_factors,
+                          const AttendedSpans& span, int64_t position, float* q, float* q_sink) {
   const int32_t hd = p.head_dim;
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) q[d] = qh[d];
   if (span.sink_end > 0) {
     for (int32_t i = threadIdx.x; i < hd / 2; i += blockDim.x) {
-      RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
+      RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, rope_factors, q_sink);
     }
   }
   __syncthreads();
@@ -182,7 +182,8 @@ __global__ void AttentionKernel(AttentionArgs a, const StepValues* step) {
   const SplitShare share = ShareOf(AttendedCount(span), a.splits);
   StartAfterPreviousKernels();
   if (split >= share.used) return;  // a part past the attended positions: nothing to merge
-  LoadQuery(a.q + (static_cast<int64_t>(r) * p.n_heads + h) * hd, p, span, position, q, q_sink);
+  LoadQuery(a.q + (static_cast<int64_t>(r) * p.n_heads + h) * hd, p, a.cache.first.rope_factors,
+            span, position, q, q_sink);
   const int64_t n_end = min(share.count, (split + 1) * share.chunk);
   Folded f{{-INFINITY, 0.0f}, {}};
   // A plain (f16/f32) cache's row of position t is worked out once per position, not per

@@ -33,13 +33,13 @@ struct TileSpan {
 
 // The warp's query row in shared memory, and rotated to its cache position for the sinks,
 // both in the Hadamard basis for q8 (as attention.cu's LoadQuery, by one warp).
-__device__ void LoadRowQuery(const float* qh, const OpParams& p, const AttendedSpans& span,
-                             int64_t position, float* q, float* q_sink) {
+__device__ void LoadRowQuery(const float* qh, const OpParams& p, const float* rope_factors,
+                             const AttendedSpans& span, int64_t position, float* q, float* q_sink) {
   const int lane = threadIdx.x % 32;
   const int32_t hd = p.head_dim;
   for (int32_t d = lane; d < hd; d += 32) q[d] = qh[d];
   for (int32_t i = lane; span.sink_end > 0 && i < hd / 2; i += 32) {
-    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, q_sink);
+    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, rope_factors, q_sink);
   }
   __syncwarp();
   if (p.kv_quant == KvQuant::kQ8) {
@@ -68,8 +68,8 @@ __global__ void PrefillAttentionKernel(PrefillArgs a, const StepValues* step) {
   const TileSpan tile{Attended(p, last).sink_end, Attended(p, step->position + first_row).begin,
                       last};
   if (active) {
-    LoadRowQuery(a.q + (static_cast<int64_t>(r) * p.n_heads + h) * hd, p, span, position, q[warp],
-                 q_sink[warp]);
+    LoadRowQuery(a.q + (static_cast<int64_t>(r) * p.n_heads + h) * hd, p,
+                 a.cache.first.rope_factors, span, position, q[warp], q_sink[warp]);
   }
   SoftmaxPartial s{-INFINITY, 0.0f};
   float acc[kMaxDimsPerLane] = {};

@@ -34,11 +34,13 @@ STATICLM_HD inline void RopeCosSin(double position, int64_t i, int64_t head_dim,
 }
 
 // Pair i of a query head q (adjacent pairs) turned by `delta` positions into out: how attention
-// scores a Sink cache's sinks from the query's position inside the cache, as ref::RotateQuery.
+// scores a Sink cache's sinks from the query's position inside the cache, as ref::RotateQuery
+// (`factors`: the layer's RoPE frequency factors, or null).
 STATICLM_HD inline void RotateQueryPair(const float* q, int64_t i, int64_t head_dim, int64_t delta,
-                                        float base, float* out) {
+                                        float base, const float* factors, float* out) {
   float c = 0.0f, s = 0.0f;
-  RopeCosSin(static_cast<double>(delta), i, head_dim, base, 1.0f, 1.0f, &c, &s);
+  const float factor = factors != nullptr ? factors[i] : 1.0f;
+  RopeCosSin(static_cast<double>(delta), i, head_dim, base, factor, 1.0f, &c, &s);
   out[2 * i] = q[2 * i] * c - q[2 * i + 1] * s;
   out[2 * i + 1] = q[2 * i] * s + q[2 * i + 1] * c;
 }

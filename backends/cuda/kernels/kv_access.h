@@ -22,6 +22,8 @@ struct KvView {
   float* v_side;    // q8: scales (kv_heads, slots); q4: (kv_heads, slots, 2)
   float* k_recent;  // q4: (kv_heads, recent_slots, head_dim)
   float* v_recent;
+  // kAttention of a sink cache: the layer's RoPE frequency factors (head_dim / 2), or null.
+  const float* rope_factors;
 };
 
 // A layer's cache for every sequence: sequence s's part of tensor i starts stride[i] · s bytes

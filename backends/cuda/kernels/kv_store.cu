@@ -172,6 +172,9 @@ SequencedKv CacheOf(const Plan& plan, const Op& op, const DeviceBuffers& buffers
   c.first.v_side = reinterpret_cast<float*>(at[3]);
   c.first.k_recent = reinterpret_cast<float*>(at[4]);
   c.first.v_recent = reinterpret_cast<float*>(at[5]);
+  const int factors = AttentionFactorsInput(op);
+  c.first.rope_factors =
+      factors >= 0 ? TensorAt<const float>(plan, buffers, op.inputs[factors]) : nullptr;
   return c;
 }
 

@@ -74,8 +74,8 @@ void AccumulateValues(const float* scores, const OpParams& p, const AttendedSpan
 }
 
 // One query row of one head: scores over the attended positions, softmax, weighted values.
-void AttendOneHead(const float* qh, int64_t position, const OpParams& p, const KvRows& k,
-                   const KvRows& v, float* scores, float* oh) {
+void AttendOneHead(const float* qh, int64_t position, const OpParams& p, const float* rope_factors,
+                   const KvRows& k, const KvRows& v, float* scores, float* oh) {
   const int64_t hd = p.head_dim;
   const AttendedSpans span = Attended(p, position);
   // q8 caches hold Hadamard-rotated rows: the query goes into that basis, the output back.
@@ -83,7 +83,7 @@ void AttendOneHead(const float* qh, int64_t position, const OpParams& p, const K
   float rotated[256];
   float q_basis[256];
   if (span.sink_end > 0) {
-    ref::RotateQuery(qh, hd, span.cache_position - position, p.rope_base, rotated);
+    ref::RotateQuery(qh, hd, span.cache_position - position, p.rope_base, rope_factors, rotated);
     if (hadamard) Hadamard(rotated, hd);
   }
   if (hadamard) {
