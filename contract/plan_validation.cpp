@@ -83,6 +83,12 @@ bool IsF32Matrix(const TensorRegion& t, int64_t rows, int64_t width) {
          t.shape[3] == 1;
 }
 
+// RoPE frequency factors: one F32 per pair of a head, in the weights (a device backend reads
+// them from the weights the host holds when it computes a step's angles).
+bool IsRopeFactors(const TensorRegion& t, const OpParams& p) {
+  return t.buffer == BufferId::kWeights && t.dtype == DType::kF32 && t.elements() == p.head_dim / 2;
+}
+
 bool HasShape(const TensorRegion& t, DType dtype, int64_t d0, int64_t d1, int64_t d2 = 1,
               int64_t d3 = 1) {
   return t.dtype == dtype && t.shape[0] == d0 && t.shape[1] == d1 && t.shape[2] == d2 &&
@@ -226,12 +232,10 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kMatMul:
       return MatMulShapesValid(plan, op, rows);
     case OpKind::kRope:
-      // Frequency factors: one F32 per pair of a head, each positive.
+      // Optional frequency factors (IsRopeFactors).
       return p.head_dim > 0 && p.head_dim % 2 == 0 && out.shape[1] % p.head_dim == 0 &&
              p.rope_base > 0.0f && p.rope_scale > 0.0f && p.rope_scale < 1e6f &&
-             (op.n_inputs == 0 ||
-              (in(0).dtype == DType::kF32 && in(0).elements() == p.head_dim / 2)) &&
-             IsF32Matrix(out, rows, out.shape[1]);
+             (op.n_inputs == 0 || IsRopeFactors(in(0), p)) && IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kAddBias:
       return in(0).dtype == DType::kF32 && in(0).elements() == out.shape[1] &&
              IsF32Matrix(out, rows, out.shape[1]);
@@ -246,8 +250,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
       auto cache = [&](int i) -> const TensorRegion& { return in(i < 2 ? 1 + i : 2 + i); };
       const int factors = AttentionFactorsInput(op);
       if (factors >= 0 &&
-          (p.cache_policy != CachePolicy::kSink || in(factors).dtype != DType::kF32 ||
-           in(factors).elements() != p.head_dim / 2)) {
+          (p.cache_policy != CachePolicy::kSink || !IsRopeFactors(in(factors), p))) {
         return false;
       }
       return HeadsValid(p) && IsF32Matrix(in(0), rows, p.n_heads * p.head_dim) &&

@@ -153,7 +153,18 @@ class Lowered {
     }
     ArenaReport arena;
     STATICLM_RETURN_IF_ERROR(BuildDecoderPlan(file_, config_, limits, fusions, &plan_, &arena));
-    return Validate();
+    return Validate(plan_);
+  }
+
+  // The contract's validation, as a backend would run it, with placeholder buffers.
+  static Status Validate(const Plan& plan) {
+    static uint8_t placeholder[64];
+    BufferBinding binding;
+    for (int b = 0; b < kBufferCount; ++b) {
+      binding.data[b] = placeholder;
+      binding.bytes[b] = plan.buffer_bytes[b];
+    }
+    return ValidatePlan(plan, binding);
   }
 
   const Plan& plan() const { return plan_; }
@@ -177,17 +188,6 @@ class Lowered {
   }
 
  private:
-  // The contract's validation, as a backend would run it, with placeholder buffers.
-  Status Validate() const {
-    static uint8_t placeholder[64];
-    BufferBinding binding;
-    for (int b = 0; b < kBufferCount; ++b) {
-      binding.data[b] = placeholder;
-      binding.bytes[b] = plan_.buffer_bytes[b];
-    }
-    return ValidatePlan(plan_, binding);
-  }
-
   std::vector<uint8_t> bytes_;
   gguf::GgufFile file_;
   ModelConfig config_;
@@ -552,6 +552,21 @@ TEST(FamilyPlanTest, RopeFactorsAreCheckedAndReachSinkAttention) {
   Lowered plain;
   ASSERT_TRUE(plain.Build(llama3).ok());
   for (const Op* op : plain.Ops(OpKind::kAttention)) EXPECT_EQ(AttentionFactorsInput(*op), -1);
+  // The contract refuses factors outside the weights (a device backend reads them from the
+  // host's weights) and on an attention of another cache.
+  Plan moved = sinks.plan();
+  const uint32_t factors = sinks.Ops(OpKind::kRope)[0]->inputs[0];
+  moved.tensors[factors].buffer = BufferId::kArena;  // rope and attention both read it
+  moved.tensors[factors].offset = 0;
+  EXPECT_FALSE(Lowered::Validate(moved).ok());
+  Plan extra = plain.plan();
+  for (Op& op : extra.ops) {
+    if (op.kind != OpKind::kAttention) continue;
+    const Op& rope = *plain.Ops(OpKind::kRope)[0];
+    op.inputs[op.n_inputs++] = rope.inputs[0];
+    break;
+  }
+  EXPECT_FALSE(Lowered::Validate(extra).ok());
 }
 
 TEST(FamilyPlanTest, Phi3WithoutTheFusedTensorNamesIt) {
