@@ -38,7 +38,7 @@ const std::string kDir = STATICLM_HF_MODELS_DIR;
 constexpr float kNearTie = 0.002f;  // as hf_folder_model_test: f32 summation order moves ~1e-5
 
 struct FactorCase {
-  std::string name, type;
+  std::string name;
   RopeScaling scaling;
   float theta = 0.0f;
   int head_dim = 0;
@@ -65,9 +65,10 @@ std::vector<FactorCase> ReadFactorCases() {
       cases.back().has_mscale = line.find("mscale") != std::string::npos;
     } else if (tag == "params") {
       FactorCase& c = cases.back();
-      s >> c.type >> c.scaling.factor >> c.theta >> c.head_dim >> c.scaling.original_context >>
+      std::string type;
+      s >> type >> c.scaling.factor >> c.theta >> c.head_dim >> c.scaling.original_context >>
           c.scaling.beta_fast >> c.scaling.beta_slow;
-      c.scaling.kind = c.type == "linear" ? RopeScalingKind::kLinear : RopeScalingKind::kYarn;
+      c.scaling.kind = type == "linear" ? RopeScalingKind::kLinear : RopeScalingKind::kYarn;
     } else if (tag == "attention_factor") {
       s >> cases.back().attention_factor;
     } else if (tag == "inv_freq") {
@@ -93,7 +94,8 @@ TEST(RopeScalingTest, FactorsGiveTransformersInverseFrequencies) {
     }
     // mscale's ratio is read from a folder's config (tested below through rope_yarn_mscale).
     if (!c.has_mscale) {
-      const double magnitude = c.type == "yarn" ? YarnMagnitude(c.scaling.factor) : 1.0;
+      const bool yarn = c.scaling.kind == RopeScalingKind::kYarn;
+      const double magnitude = yarn ? YarnMagnitude(c.scaling.factor) : 1.0;
       EXPECT_NEAR(magnitude, c.attention_factor, 1e-6);
     }
   }

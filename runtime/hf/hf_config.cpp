@@ -209,10 +209,8 @@ Status ConfigReader::ReadYarn(const JsonFields& s, double factor) {
   h_.AddF32(Key("rope.scaling.yarn_beta_slow"), r.beta_slow);
   const double magnitude = YarnMagnitude(r.factor);
   if (attention == 0.0 && mscale != 0.0 && mscale_all != 0.0) {
-    auto get_mscale = [&](double m) {
-      return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
-    };
-    attention = get_mscale(mscale) / get_mscale(mscale_all);
+    attention = double(YarnMagnitude(r.factor, static_cast<float>(mscale))) /
+                YarnMagnitude(r.factor, static_cast<float>(mscale_all));
   }
   if (attention != 0.0) {
     if (!(attention > 0.0 && attention < 100.0))

@@ -37,8 +37,9 @@ std::vector<float> RopeScalingFactors(const RopeScaling& s, float rope_base, int
   return out;
 }
 
-float YarnMagnitude(float factor) {
-  return factor <= 1.0f ? 1.0f : static_cast<float>(0.1 * std::log(double(factor)) + 1.0);
+float YarnMagnitude(float factor, float mscale) {
+  return factor <= 1.0f ? 1.0f
+                        : static_cast<float>(0.1 * double(mscale) * std::log(double(factor)) + 1.0);
 }
 
 }  // namespace staticlm

@@ -28,7 +28,8 @@ struct RopeScaling {
 // (transformers' default `truncate`, llama.cpp's ggml_rope_yarn_corr_dims).
 std::vector<float> RopeScalingFactors(const RopeScaling& s, float rope_base, int head_dim);
 
-// YaRN's factor on cos and sin: 1 + 0.1 · ln(factor) (1 for a factor ≤ 1).
-float YarnMagnitude(float factor);
+// YaRN's factor on cos and sin: 1 + 0.1 · mscale · ln(factor) (1 for a factor ≤ 1);
+// transformers' get_mscale, whose ratio for mscale and mscale_all_dim is DeepSeek's form.
+float YarnMagnitude(float factor, float mscale = 1.0f);
 
 }  // namespace staticlm
