@@ -111,7 +111,15 @@ struct OpParams {
   // kRope: false rotates adjacent pairs (x[2i], x[2i+1]), the layout GGUF stores Llama's q and k
   // in; true rotates halves (x[i], x[i + head_dim/2]), Hugging Face's rotate-half, the layout of
   // architectures whose converter does not permute (Gemma, Qwen 2, Phi 3: llama.cpp's "neox").
+  // kAttention with a Sink cache: how the query turned for the sinks pairs its elements (the
+  // layer's kRope's pairing); false on other caches.
   bool rope_halves = false;
+  // kRope (and a Sink cache's kAttention): partial RoPE turns only the first rope_dims elements
+  // of each head (even, < head_dim; Phi-4-mini's partial_rotary_factor, GGUF
+  // <arch>.rope.dimension_count): its pairs and frequencies are those of a head of rope_dims,
+  // halves meaning (x[i], x[i + rope_dims/2]), and the rest pass through. 0: the whole head.
+  // RopeDims() reads it.
+  int32_t rope_dims = 0;
   // kRope: cos and sin are multiplied by this (Phi-3 longrope's attention factor, transformers'
   // attention_scaling; llama.cpp's attn_factor); 1 leaves the rotation a rotation.
   float rope_scale = 1.0f;
@@ -150,7 +158,12 @@ struct KvLayout {
 };
 KvLayout GetKvLayout(KvQuant quant);
 
-// The input index of a kAttention's RoPE frequency factors (F32 [head_dim / 2], the kRope ops'
+// The elements of each head that RoPE turns (OpParams::rope_dims, or the whole head).
+inline int32_t RopeDims(const OpParams& p) {
+  return p.rope_dims > 0 ? p.rope_dims : p.head_dim;
+}
+
+// The input index of a kAttention's RoPE frequency factors (F32 [RopeDims / 2], the kRope ops'
 // of its layer), or −1 without: a sink cache scores its sinks with the query turned back to its
 // position inside the cache, which must turn by the same frequencies the keys did.
 int AttentionFactorsInput(const struct Op& op);

@@ -86,7 +86,13 @@ bool IsF32Matrix(const TensorRegion& t, int64_t rows, int64_t width) {
 // RoPE frequency factors: one F32 per pair of a head, in the weights (a device backend reads
 // them from the weights the host holds when it computes a step's angles).
 bool IsRopeFactors(const TensorRegion& t, const OpParams& p) {
-  return t.buffer == BufferId::kWeights && t.dtype == DType::kF32 && t.elements() == p.head_dim / 2;
+  return t.buffer == BufferId::kWeights && t.dtype == DType::kF32 &&
+         t.elements() == RopeDims(p) / 2;
+}
+
+// OpParams::rope_dims: 0 (the whole head), or an even part of it.
+bool RopeDimsValid(const OpParams& p) {
+  return p.rope_dims == 0 || (p.rope_dims > 0 && p.rope_dims % 2 == 0 && p.rope_dims < p.head_dim);
 }
 
 bool HasShape(const TensorRegion& t, DType dtype, int64_t d0, int64_t d1, int64_t d2 = 1,
@@ -234,7 +240,7 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
     case OpKind::kRope:
       // Optional frequency factors (IsRopeFactors).
       return p.head_dim > 0 && p.head_dim % 2 == 0 && out.shape[1] % p.head_dim == 0 &&
-             p.rope_base > 0.0f && p.rope_scale > 0.0f && p.rope_scale < 1e6f &&
+             RopeDimsValid(p) && p.rope_base > 0.0f && p.rope_scale > 0.0f && p.rope_scale < 1e6f &&
              (op.n_inputs == 0 || IsRopeFactors(in(0), p)) && IsF32Matrix(out, rows, out.shape[1]);
     case OpKind::kAddBias:
       return in(0).dtype == DType::kF32 && in(0).elements() == out.shape[1] &&
@@ -249,6 +255,11 @@ bool OpShapesValid(const Plan& plan, const Op& op) {
       // a sink cache's RoPE factors last.
       auto cache = [&](int i) -> const TensorRegion& { return in(i < 2 ? 1 + i : 2 + i); };
       const int factors = AttentionFactorsInput(op);
+      // The sink query's RoPE pairing and width mean nothing to other caches (contract/plan.h).
+      if ((p.rope_halves || p.rope_dims != 0) && p.cache_policy != CachePolicy::kSink) {
+        return false;
+      }
+      if (!RopeDimsValid(p)) return false;
       if (factors >= 0 &&
           (p.cache_policy != CachePolicy::kSink || !IsRopeFactors(in(factors), p))) {
         return false;

@@ -16,7 +16,8 @@
 // ring (kv_heads, recent_slots, hd); Sink: b6 the step's rows of the sinks' query rotation,
 // (rows, hd / 2) × (cos, sin) of (cache_position − position) · θ_i (q4 has no Sink policy).
 // Push constants: a n_heads, b kv_heads, c head_dim (≤ HD), d slots, e n_splits, f policy |
-// sinks << 2, g window, h kv_group (q4), i recent_slots (q4), fa scale, fb 1/√head_dim (q8).
+// halves << 2 | sinks << 3, g window, h kv_group (q4) or the RoPE's width (Sink), i recent_slots
+// (q4), fa scale, fb 1/√head_dim (q8).
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;
@@ -37,7 +38,7 @@ void load_query(uint qi, uint r, bool sinks) {
   for (uint d = 0u; d < hd; ++d) x[d] = uintBitsToFloat(b0[qi + d]);
   if (sinks) {
     for (uint d = 0u; d < hd; ++d) xs[d] = x[d];
-    rotate_for_sinks(xs, r, hd);
+    rotate_for_sinks(xs, r);
     hadamard(xs, hd);
   }
   hadamard(x, hd);
@@ -56,11 +57,11 @@ void load_query(uint qi, uint r, bool sinks) {
     vec4 x = vec4(0.0), xs = vec4(0.0);
     if (d < hd) {  // head_dim is even: whole pairs
       x.xy = vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
-      if (sinks) xs.xy = rotate_pair_for_sinks(x.xy, r, d / 2u, hd);
+      if (sinks) xs.xy = sink_query_pair_at(qi, r, d);
     }
     if (d + 2u < hd) {
       x.zw = vec2(uintBitsToFloat(b0[qi + d + 2u]), uintBitsToFloat(b0[qi + d + 3u]));
-      if (sinks) xs.zw = rotate_pair_for_sinks(x.zw, r, d / 2u + 1u, hd);
+      if (sinks) xs.zw = sink_query_pair_at(qi, r, d + 2u);
     }
     q[i] = x;
     qs[i] = xs;

@@ -115,15 +115,15 @@ void attend(uint first, uint count, uint lo, uint hi) {
 }
 
 // The query of row r, head h: rotated for the sinks when `sinks`, into q8's basis. Without q8
-// it is loaded straight into the vec4s (a pair of the adjacent-pair rotation never straddles
-// two), with no per-invocation array: lavapipe compiles an array indexed in a loop HD wide
-// into code that grows faster than HD.
+// it is loaded straight into the vec4s (each element's pair read from b0), with no
+// per-invocation array: lavapipe compiles an array indexed in a loop HD wide into code that
+// grows faster than HD.
 void load_query(uint qi, uint r, bool sinks) {
   uint hd = pc.c;
 #if KV_TYPE == 2
   float x[HD];
   for (uint d = 0u; d < HD; ++d) x[d] = d < hd ? uintBitsToFloat(b0[qi + d]) : 0.0;
-  if (sinks) rotate_for_sinks(x, r, hd);
+  if (sinks) rotate_for_sinks(x, r);
   hadamard(x, hd);
   FOR_HEAD(i, { q[i] = vec4(x[4u * i], x[4u * i + 1u], x[4u * i + 2u], x[4u * i + 3u]); })
 #else
@@ -131,12 +131,12 @@ void load_query(uint qi, uint r, bool sinks) {
     uint d = 4u * i;
     vec4 x = vec4(0.0);
     if (d < hd) {  // head_dim is even: whole pairs
-      x.xy = vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
-      if (sinks) x.xy = rotate_pair_for_sinks(x.xy, r, d / 2u, hd);
+      x.xy = sinks ? sink_query_pair_at(qi, r, d)
+                   : vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
     }
     if (d + 2u < hd) {
-      x.zw = vec2(uintBitsToFloat(b0[qi + d + 2u]), uintBitsToFloat(b0[qi + d + 3u]));
-      if (sinks) x.zw = rotate_pair_for_sinks(x.zw, r, d / 2u + 1u, hd);
+      x.zw = sinks ? sink_query_pair_at(qi, r, d + 2u)
+                   : vec2(uintBitsToFloat(b0[qi + d + 2u]), uintBitsToFloat(b0[qi + d + 3u]));
     }
     q[i] = x;
   })

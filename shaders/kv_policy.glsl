@@ -2,8 +2,9 @@
 // attention_split.comp and kv_quantize_q4.comp: which slot holds a position, and which
 // positions a query attends to; and each row's position and sequence. Every cache tensor holds
 // max_batch sequences (its dim 0 is max_batch · kv_heads), so sequence s's KV head g is head
-// s · kv_heads + g of the tensor. Push constants: f = policy | sinks << 2 (policy 0 Static,
-// 1 SlidingWindow, 2 Sink), g window.
+// s · kv_heads + g of the tensor. Push constants: f = policy | halves << 2 | sinks << 3 (policy
+// 0 Static, 1 SlidingWindow, 2 Sink; halves: a Sink cache's model rotates RoPE halves, for
+// attention's turn of the query), g window.
 
 // Row r of the step: its position and sequence (shaders/common.glsl's StepBlock), and where
 // its sequence's step ends (the q4 cache reads positions from there on from its rings).
@@ -19,7 +20,8 @@ uint row_step_end(uint r) {
 }
 
 uint kv_policy() { return pc.f & 3u; }
-uint kv_sinks() { return pc.f >> 2; }
+bool kv_rope_halves() { return (pc.f & 4u) != 0u; }
+uint kv_sinks() { return pc.f >> 3; }
 
 uint kv_slot(uint position, uint slots) {
   uint policy = kv_policy(), sinks = kv_sinks();

@@ -10,7 +10,7 @@
 // b2 k cache, b3 v cache (kv_heads, slots, hd), b4 k params (kv_heads, slots / group, 2, hd:
 // scales, then mins), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v ring (kv_heads,
 // recent_slots, hd). Push constants: a kv_heads, b head_dim, c slots, e groups a step can
-// complete, f policy | sinks << 2, g window, h kv_group, i recent_slots.
+// complete, f policy | halves << 2 | sinks << 3, g window, h kv_group, i recent_slots.
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;

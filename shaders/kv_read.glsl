@@ -52,23 +52,53 @@ float k_at(uint kv, uint d) { return uintBitsToFloat(b1[pc.base1 + kv + d]); }
 float v_at(uint kv, uint d) { return uintBitsToFloat(b2[pc.base2 + kv + d]); }
 #endif
 
-// Pair p = (x[2p], x[2p + 1]) of the query of row r rotated to its position inside the cache
-// for scoring the sinks: by delta = cache_position − position ≤ 0, as RotateQuery in
+// The elements of a query head the sinks' turn rotates: the RoPE's width, push constant h on
+// a Sink cache (the head, or its first part with partial RoPE; h is q4's kv_group, and q4 has
+// no Sink policy).
+uint sink_rope_dims() { return pc.h; }
+
+// Pair p of the query of row r rotated to its position inside the cache for scoring the
+// sinks: by delta = cache_position − position ≤ 0, as RotateQuery in
 // backends/cpu/ref_kv_load.cpp (the host computed the row's cos and sin in double; b6 holds
-// them, (rows, hd / 2) × (cos, sin)).
-vec2 rotate_pair_for_sinks(vec2 x, uint r, uint p, uint hd) {
-  uint t = pc.base6 + (r * (hd / 2u) + p) * 2u;
+// them, (rows, rope_dims / 2) × (cos, sin)). x = (first, second) element of the pair.
+vec2 rotate_pair_for_sinks(vec2 x, uint r, uint p) {
+  uint t = pc.base6 + (r * (sink_rope_dims() / 2u) + p) * 2u;
   float c = uintBitsToFloat(b6[t]), sn = uintBitsToFloat(b6[t + 1u]);
   precise float y0 = x.x * c - x.y * sn;
   precise float y1 = x.x * sn + x.y * c;
   return vec2(y0, y1);
 }
 
-// The whole query head x[0 … hd − 1] so rotated.
-void rotate_for_sinks(inout float x[HD], uint r, uint hd) {
-  for (uint p = 0u; p < hd / 2u; ++p) {
-    vec2 y = rotate_pair_for_sinks(vec2(x[2u * p], x[2u * p + 1u]), r, p, hd);
-    x[2u * p] = y.x;
-    x[2u * p + 1u] = y.y;
+// The elements of pair p: (2p, 2p + 1), or (p, p + rope_dims / 2) when the model's RoPE rotates
+// halves (kv_rope_halves).
+uvec2 sink_pair(uint p) {
+  return kv_rope_halves() ? uvec2(p, p + sink_rope_dims() / 2u) : uvec2(2u * p, 2u * p + 1u);
+}
+
+// The whole query head x[0 … hd − 1] so rotated (elements from rope_dims on stay).
+void rotate_for_sinks(inout float x[HD], uint r) {
+  for (uint p = 0u; p < sink_rope_dims() / 2u; ++p) {
+    uvec2 e = sink_pair(p);
+    vec2 y = rotate_pair_for_sinks(vec2(x[e.x], x[e.y]), r, p);
+    x[e.x] = y.x;
+    x[e.y] = y.y;
   }
+}
+
+// Element e of the query at b0[qi …] so rotated, read straight from b0 (no loop:
+// vk_loop_budget.cpp counts the shaders' loops): pair e mod rope_dims / 2 with halves, pair
+// e / 2 with adjacent pairs, itself from rope_dims on.
+float sink_query_at(uint qi, uint r, uint e) {
+  uint rd = sink_rope_dims();
+  if (e >= rd) return uintBitsToFloat(b0[qi + e]);
+  uint h2 = rd / 2u, p = kv_rope_halves() ? e % h2 : e / 2u;
+  uvec2 pair = sink_pair(p);
+  vec2 y = rotate_pair_for_sinks(
+      vec2(uintBitsToFloat(b0[qi + pair.x]), uintBitsToFloat(b0[qi + pair.y])), r, p);
+  return e == pair.x ? y.x : y.y;
+}
+
+// Elements d and d + 1 (d even) of the query at b0[qi …] so rotated.
+vec2 sink_query_pair_at(uint qi, uint r, uint d) {
+  return vec2(sink_query_at(qi, r, d), sink_query_at(qi, r, d + 1u));
 }

@@ -4,15 +4,18 @@
 // Hugging Face's rotate-half, Gemma's layout), with the same angles either way. The angles are row r's own: the host writes each step's (cos, sin) pairs, computed in
 // double as the CPU does (backends/vulkan/vk_step.h), so any position works, and the products
 // are `precise` (no fused multiply-add) so the rotation is bitwise the CPU's.
-// b0 x, b1 the step's rows (rows, head_dim / 2) × (cos, sin), b2 a second tensor rotated by
+// Partial RoPE turns only the first rope_dims elements of each head, as a head of rope_dims
+// (halves: (x[i], x[i + rope_dims / 2])); the rest are not touched.
+// b0 x, b1 the step's rows (rows, rope_dims / 2) × (cos, sin), b2 a second tensor rotated by
 // the same rows (queries and keys in one dispatch) or nothing. Push constants: a n_heads of
-// x, b head_dim, c n_heads of the second tensor (0: none), d 1 to rotate halves.
+// x, b head_dim, c n_heads of the second tensor (0: none), d 1 to rotate halves, e rope_dims
+// (head_dim, or less).
 #include "common.glsl"
 layout(local_size_x = 64) in;
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
-  uint pairs = pc.b / 2u;
+  uint pairs = pc.e / 2u;
   uint per_row = (pc.a + pc.c) * pairs;
   uint r = i / per_row;
   if (r >= active_rows()) return;

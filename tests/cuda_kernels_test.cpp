@@ -73,12 +73,11 @@ uint32_t ExpectEveryOpSupported(const char* model, const Limits& l, uint32_t fus
   return kinds;
 }
 
-// Every limits case with and without fusions; `sinks` false for models whose RoPE rotates
-// halves (the plan builder refuses sinks there). Checks that every op kind was met.
-void ExpectEveryPlanSupported(const char* model, bool sinks, uint32_t expected_kinds) {
+// Every limits case (sinks too, on adjacent-pair and halves RoPE alike) with and without
+// fusions. Checks that every op kind was met.
+void ExpectEveryPlanSupported(const char* model, uint32_t expected_kinds) {
   uint32_t kinds = 0;
   for (const Limits& l : kLimits) {
-    if (l.sinks > 0 && !sinks) continue;
     for (uint32_t fusions : {0u, kAllFusions}) kinds |= ExpectEveryOpSupported(model, l, fusions);
   }
   EXPECT_EQ(kinds, expected_kinds);
@@ -102,12 +101,12 @@ bool Have(const char* path) {
 
 TEST(CudaKernelsTest, EveryOpOfSmolLm2PlansHasAKernel) {
   if (!Have(STATICLM_DEFAULT_MODEL)) GTEST_SKIP() << STATICLM_DEFAULT_MODEL << " is absent";
-  ExpectEveryPlanSupported(STATICLM_DEFAULT_MODEL, true, kCommonKinds | Kinds({OpKind::kSiluMul}));
+  ExpectEveryPlanSupported(STATICLM_DEFAULT_MODEL, kCommonKinds | Kinds({OpKind::kSiluMul}));
 }
 
 TEST(CudaKernelsTest, EveryOpOfGemma3PlansHasAKernel) {
   if (!Have(STATICLM_GEMMA_MODEL)) GTEST_SKIP() << STATICLM_GEMMA_MODEL << " is absent";
-  ExpectEveryPlanSupported(STATICLM_GEMMA_MODEL, false, kCommonKinds | Kinds({OpKind::kGeluMul}));
+  ExpectEveryPlanSupported(STATICLM_GEMMA_MODEL, kCommonKinds | Kinds({OpKind::kGeluMul}));
 }
 
 // A one-op plan: tensor 0 is the op's first input, tensor 1 its output.

@@ -126,14 +126,15 @@ TEST(CudaMathTest, ActivationsAreTheReferences) {
   }
 }
 
-// The RoPE kernel's loop: a thread per (row, pair), rotating that pair in every head.
-void EmulatedRope(float* x, int64_t rows, int64_t heads, int64_t hd, int32_t first, float base,
-                  const float* factors, float scale, bool halves) {
-  const int64_t half = hd / 2;
+// The RoPE kernel's loop: a thread per (row, pair), rotating that pair in every head; pairs
+// of the first rd elements (partial RoPE; rd = hd: all).
+void EmulatedRope(float* x, int64_t rows, int64_t heads, int64_t hd, int64_t rd, int32_t first,
+                  float base, const float* factors, float scale, bool halves) {
+  const int64_t half = rd / 2;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t i = 0; i < half; ++i) {
       float c = 0.0f, s = 0.0f;
-      RopeCosSin(static_cast<double>(first + r), i, hd, base,
+      RopeCosSin(static_cast<double>(first + r), i, rd, base,
                  factors != nullptr ? factors[i] : 1.0f, scale, &c, &s);
       const int64_t a = halves ? i : 2 * i, b = a + (halves ? half : 1);
       for (int64_t h = 0; h < heads; ++h) {
@@ -154,16 +155,19 @@ TEST(CudaMathTest, RopeIsTheReferenceForEveryForm) {
     for (const float* f :
          {static_cast<const float*>(nullptr), static_cast<const float*>(factors.data())}) {
       for (float scale : {1.0f, 1.19f}) {
-        const std::vector<float> x = RandomFloats(rng, rows * heads * hd, -2.0f, 2.0f);
-        std::vector<float> expected = x, got = x;
-        if (f == nullptr && scale == 1.0f) {
-          (halves ? cpu::ref::RopeHalves : cpu::ref::Rope)(expected.data(), rows, heads, hd, 3001,
-                                                           500000.0f);
-        } else {
-          cpu::ref::RopeScaled(expected.data(), rows, heads, hd, 3001, 500000.0f, f, scale, halves);
+        for (int64_t rd : {hd, int64_t{48}}) {  // partial RoPE: 48 of 64
+          const std::vector<float> x = RandomFloats(rng, rows * heads * hd, -2.0f, 2.0f);
+          std::vector<float> expected = x, got = x;
+          if (f == nullptr && scale == 1.0f && rd == hd) {
+            (halves ? cpu::ref::RopeHalves : cpu::ref::Rope)(expected.data(), rows, heads, hd, 3001,
+                                                             500000.0f);
+          } else {
+            cpu::ref::RopeScaled(expected.data(), rows, heads, hd, rd, 3001, 500000.0f, f, scale,
+                                 halves);
+          }
+          EmulatedRope(got.data(), rows, heads, hd, rd, 3001, 500000.0f, f, scale, halves);
+          for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
         }
-        EmulatedRope(got.data(), rows, heads, hd, 3001, 500000.0f, f, scale, halves);
-        for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
       }
     }
   }
@@ -176,13 +180,25 @@ TEST(CudaMathTest, SinkQueryRotationIsTheReferences) {
   for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.75f * static_cast<float>(i);
   for (const float* f :
        {static_cast<const float*>(nullptr), static_cast<const float*>(factors.data())}) {
-    for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-37}, int64_t{-4000}}) {
-      const std::vector<float> q = RandomFloats(rng, hd, -2.0f, 2.0f);
-      std::vector<float> expected(hd), got(hd);
-      cpu::ref::RotateQuery(q.data(), hd, delta, 10000.0f, f, expected.data());
-      for (int64_t i = 0; i < hd / 2; ++i)
-        RotateQueryPair(q.data(), i, hd, delta, 10000.0f, f, got.data());
-      for (int64_t d = 0; d < hd; ++d) ASSERT_EQ(got[d], expected[d]) << "delta " << delta;
+    for (bool halves : {false, true}) {
+      for (int32_t rope_dims : {0, 48}) {  // the whole head, and partial RoPE (48 of 64)
+        OpParams p;
+        p.head_dim = hd;
+        p.rope_dims = rope_dims;
+        p.rope_base = 10000.0f;
+        p.rope_halves = halves;
+        for (int64_t delta : {int64_t{0}, int64_t{-1}, int64_t{-37}, int64_t{-4000}}) {
+          const std::vector<float> q = RandomFloats(rng, hd, -2.0f, 2.0f);
+          std::vector<float> expected(hd), got(hd);
+          cpu::ref::RotateQuery(q.data(), p, delta, f, expected.data());
+          for (int64_t i = 0; i < hd / 2; ++i)
+            RotateQueryPair(q.data(), i, p, delta, f, got.data());
+          for (int64_t d = 0; d < hd; ++d) {
+            ASSERT_EQ(got[d], expected[d])
+                << "delta " << delta << " halves " << halves << " dims " << rope_dims;
+          }
+        }
+      }
     }
   }
 }
@@ -265,7 +281,7 @@ void EmulatedAttentionHead(const float* qh, int64_t position, int64_t step_end, 
   float q[256], q_sink[256];
   for (int64_t d = 0; d < hd; ++d) q[d] = qh[d];
   for (int64_t i = 0; i < hd / 2; ++i) {
-    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, c.rope_factors, q_sink);
+    RotateQueryPair(qh, i, p, span.cache_position - position, c.rope_factors, q_sink);
   }
   if (p.kv_quant == KvQuant::kQ8) {
     cpu::Hadamard(q, hd);

@@ -43,7 +43,15 @@ struct Family {
   float first_rope_factor = 1.5f;  // of every factor tensor
   float attention_scale = 0.0f;    // 0: no key
   float rope_base = 10000.0f;
+  uint32_t rope_dims = 0;    // 0: no rope.dimension_count key
+  int64_t factor_count = 0;  // of each factor tensor; 0: one per pair RoPE turns
 };
+
+// The factors a tensor of them holds: one per pair RoPE turns, unless the test says otherwise.
+int64_t RopePairs(const Family& f) {
+  if (f.factor_count > 0) return f.factor_count;
+  return (f.rope_dims > 0 ? static_cast<int64_t>(f.rope_dims) : f.head_dim) / 2;
+}
 
 void AddF32(GgufWriter* w, const std::string& name, std::vector<int64_t> ne, float value = 0.0f) {
   int64_t n = 1;
@@ -81,6 +89,7 @@ void AddMetadata(const Family& f, GgufWriter* w) {
   if (f.scaling_factor > 0.0f) w->AddF32(a + "rope.scaling.factor", f.scaling_factor);
   if (f.sliding_window > 0) w->AddU32(a + "attention.sliding_window", f.sliding_window);
   if (f.attention_scale > 0.0f) w->AddF32(a + "attention.scale", f.attention_scale);
+  if (f.rope_dims > 0) w->AddU32(a + "rope.dimension_count", f.rope_dims);
 }
 
 void AddLayer(const Family& f, int layer, GgufWriter* w) {
@@ -124,10 +133,10 @@ std::vector<uint8_t> WriteFamily(const Family& f, GgufWriter* writer = nullptr) 
   GgufWriter& w = writer != nullptr ? *writer : own;
   AddMetadata(f, &w);
   AddF32(&w, "token_embd.weight", {f.d, f.vocab});
-  if (f.rope_freqs) AddFactors(&w, "rope_freqs.weight", f.head_dim / 2, f.first_rope_factor);
+  if (f.rope_freqs) AddFactors(&w, "rope_freqs.weight", RopePairs(f), f.first_rope_factor);
   if (f.longrope) {
-    AddFactors(&w, "rope_factors_long.weight", f.head_dim / 2, f.first_rope_factor + 10.0f);
-    AddFactors(&w, "rope_factors_short.weight", f.head_dim / 2, f.first_rope_factor);
+    AddFactors(&w, "rope_factors_long.weight", RopePairs(f), f.first_rope_factor + 10.0f);
+    AddFactors(&w, "rope_factors_short.weight", RopePairs(f), f.first_rope_factor);
   }
   for (int layer = 0; layer < f.layers; ++layer) AddLayer(f, layer, &w);
   AddF32(&w, "output_norm.weight", {f.d}, 1.0f);
@@ -567,6 +576,42 @@ TEST(FamilyPlanTest, RopeFactorsAreCheckedAndReachSinkAttention) {
     break;
   }
   EXPECT_FALSE(Lowered::Validate(extra).ok());
+}
+
+// Partial RoPE (<arch>.rope.dimension_count, Phi-4-mini's 96 of 128): the rope ops and a sink
+// cache's attention carry the width, the factors are one per turned pair, and the whole head is
+// still 0 (so earlier plans keep their hash). A width that is odd, zero or wider than the head
+// is a one-line error naming the key; factors for the whole head do not fit a partial one.
+TEST(FamilyPlanTest, PartialRopeReachesRopeAndSinkAttention) {
+  Family f = Phi3();
+  f.rope_dims = 12;  // of 16
+  Lowered sinks;
+  ASSERT_TRUE(sinks.Build(f, 64, 0, 4).ok());
+  for (const Op* op : sinks.Ops(OpKind::kRope)) {
+    EXPECT_EQ(op->params.rope_dims, 12);
+    EXPECT_EQ(sinks.plan().tensors[op->inputs[0]].elements(), 6);
+  }
+  for (const Op* op : sinks.Ops(OpKind::kAttention)) EXPECT_EQ(op->params.rope_dims, 12);
+  Lowered plain;
+  ASSERT_TRUE(plain.Build(f).ok());
+  for (const Op* op : plain.Ops(OpKind::kAttention)) EXPECT_EQ(op->params.rope_dims, 0);
+  Family whole = Phi3();
+  whole.rope_dims = 16;  // the key present, equal to the head: the whole-head form
+  Lowered w;
+  ASSERT_TRUE(w.Build(whole).ok());
+  for (const Op* op : w.Ops(OpKind::kRope)) EXPECT_EQ(op->params.rope_dims, 0);
+  for (uint32_t bad : {11u, 18u}) {
+    Family b = Phi3();
+    b.rope_dims = bad;
+    b.longrope = false;
+    Lowered m;
+    ExpectOneLineError(m.Build(b), "phi3.rope.dimension_count = ");
+  }
+  Family mixed = Phi3();  // factors for the whole head (8) while RoPE turns 12 elements (6 pairs)
+  mixed.rope_dims = 12;
+  mixed.factor_count = 8;
+  Lowered m;
+  ExpectOneLineError(m.Build(mixed), "rope_factors_short.weight");
 }
 
 TEST(FamilyPlanTest, Phi3WithoutTheFusedTensorNamesIt) {

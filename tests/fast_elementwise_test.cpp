@@ -145,7 +145,7 @@ TEST(RopeAnglesTest, BitwiseTheReferenceRotation) {
     ref::Rope(expected.data(), c.rows, c.heads, c.head_dim, c.position, 10000.0f);
     const float* table = angles.Get(c.position, c.rows, c.head_dim, 10000.0f);
     ASSERT_NE(table, nullptr);
-    RopeAngles::Apply(got.data(), c.rows, c.heads, c.head_dim, table);
+    RopeAngles::Apply(got.data(), c.rows, c.heads, c.head_dim, c.head_dim, table);
     for (size_t i = 0; i < x.size(); ++i) {
       ASSERT_EQ(got[i], expected[i]) << "position " << c.position << " at " << i;
     }

@@ -143,6 +143,46 @@ TEST(HfFolderErrors, UnknownModelTypeAndUnsupportedSettings) {
   ExpectError(Describe(dir), STATICLM_UNSUPPORTED, {"config.json", "gelu"});
 }
 
+// What `staticlm inspect` prints of `dir` ("" when it fails).
+std::string DescribeText(const std::string& dir) {
+  static char out[16384];
+  char error[512] = {0};
+  if (staticlm_describe_model(dir.c_str(), out, sizeof(out), error, sizeof(error)) != STATICLM_OK)
+    return "";
+  return out;
+}
+
+// Partial RoPE (the Phi-3 folder turning 24 of 32 elements, tests/models/hf/phi3_partial): the
+// factor at the top of config.json (transformers 4, Phi-4-mini's published file) or in
+// rope_parameters (transformers 5); a factor leaving an odd or no width, or above 1, and
+// longrope factors that are not one per turned pair, are one-line errors naming the key.
+TEST(HfFolderErrors, PartialRotaryFactor) {
+  const std::string dir = CopyFolder("partial", "phi3_partial");
+  EXPECT_EQ(Create(dir).status, STATICLM_OK) << Create(dir).error;
+  const std::string nested = DescribeText(dir);
+  EXPECT_NE(nested.find("partial RoPE: the first 24 of each head's 32 elements"), std::string::npos)
+      << nested;
+  // At the top level instead.
+  Patch(dir + "/config.json", "\"partial_rotary_factor\": 0.75", "\"unused_factor_key\": 0.75");
+  Patch(dir + "/config.json", "\"model_type\": \"phi3\"",
+        "\"model_type\": \"phi3\", \"partial_rotary_factor\": 0.75");
+  EXPECT_EQ(Create(dir).status, STATICLM_OK) << Create(dir).error;
+  const std::string top = DescribeText(dir);
+  EXPECT_NE(top.find("partial RoPE: the first 24 of each head's 32 elements"), std::string::npos)
+      << top;
+  EXPECT_NE(top.find("phi3.rope.dimension_count                    24"), std::string::npos) << top;
+  for (const char* bad : {"0.1", "1.5", "0.0"}) {  // 3 of 32 elements (odd), above 1, none
+    Patch(dir + "/config.json", "\"partial_rotary_factor\": 0.75",
+          std::string("\"partial_rotary_factor\": ") + bad);
+    ExpectError(Describe(dir), STATICLM_FORMAT_ERROR, {"config.json", "'partial_rotary_factor'"});
+    Patch(dir + "/config.json", std::string("\"partial_rotary_factor\": ") + bad,
+          "\"partial_rotary_factor\": 0.75");
+  }
+  // Half of each head: 8 pairs, but the config has 12 factors.
+  Patch(dir + "/config.json", "\"partial_rotary_factor\": 0.75", "\"partial_rotary_factor\": 0.5");
+  ExpectError(Describe(dir), STATICLM_FORMAT_ERROR, {"config.json", "long_factor"});
+}
+
 TEST(HfFolderErrors, UntiedWithoutHead) {
   const std::string dir = CopyFolder("untied");
   Patch(dir + "/config.json", "\"tie_word_embeddings\": true", "\"tie_word_embeddings\": 0");

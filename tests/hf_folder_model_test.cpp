@@ -98,12 +98,36 @@ TEST(HfFolderModel, Gemma3QueryScalarScalesTheScores) {
   staticlm::test::CheckTopLogits(ctx.get(), cases, 1e-3f);
 }
 
+// A cache other than the static one, and how many greedy steps to compare.
+struct CacheShape {
+  int32_t window = 0, sinks = 0;
+  int steps = 24;
+};
+
+// Partial RoPE (Phi-4-mini's partial_rotary_factor, here 0.75 in rope_parameters as transformers
+// 5 writes it): the small Phi-3 folder with RoPE on 24 of each head's 32 elements and 12
+// longrope factors gives transformers' greedy ids and top logits. Turning all 32 (the family
+// folder's config) moves transformers' logits by units after the first token.
+TEST(HfFolderModel, PartialRopeFolderGivesTransformersGreedyIds) {
+  ContextPtr ctx = CreateContext((kDir + "/phi3_partial").c_str(), Limits());
+  ASSERT_NE(ctx, nullptr);
+  const auto cases = ReadCases("phi3_partial");
+  ASSERT_EQ(cases.size(), 3u);
+  staticlm::test::CheckGreedyCases(ctx.get(), cases, kNearTie);
+  staticlm::test::CheckTopLogits(ctx.get(), cases, 1e-3f);
+}
+
 // Logits of `folder` and `gguf` after the same ids, at every step of a greedy run of the GGUF:
 // equal up to summation order (`tolerance`), so the greedy ids are equal too.
 void CheckSameLogits(const std::string& folder_name, const char* quantize,
-                     const std::string& gguf_name, float tolerance) {
-  ContextPtr folder = CreateContext((kDir + "/" + folder_name).c_str(), Limits(quantize));
-  ContextPtr gguf = CreateContext((kDir + "/" + gguf_name).c_str(), Limits());
+                     const std::string& gguf_name, float tolerance, CacheShape shape = {}) {
+  staticlm_limits folder_limits = Limits(quantize), gguf_limits = Limits();
+  for (staticlm_limits* l : {&folder_limits, &gguf_limits}) {
+    l->window = shape.window;
+    l->sinks = shape.sinks;
+  }
+  ContextPtr folder = CreateContext((kDir + "/" + folder_name).c_str(), folder_limits);
+  ContextPtr gguf = CreateContext((kDir + "/" + gguf_name).c_str(), gguf_limits);
   ASSERT_NE(folder, nullptr);
   ASSERT_NE(gguf, nullptr);
   for (const auto& c : ReadCases("f32")) {
@@ -112,9 +136,9 @@ void CheckSameLogits(const std::string& folder_name, const char* quantize,
     ASSERT_EQ(staticlm_prefill(folder.get(), c.prompt_ids.data(), c.prompt_ids.size()),
               STATICLM_OK);
     ASSERT_EQ(staticlm_prefill(gguf.get(), c.prompt_ids.data(), c.prompt_ids.size()), STATICLM_OK);
-    for (int step = 0; step < 24; ++step) {
+    for (int step = 0; step < shape.steps; ++step) {
       std::vector<float> a = Logits(folder.get()), b = Logits(gguf.get());
-      ASSERT_EQ(a.size(), 384u);
+      ASSERT_FALSE(a.empty());
       ASSERT_EQ(a.size(), b.size());
       float worst = 0.0f;
       size_t best = 0;
@@ -133,6 +157,23 @@ void CheckSameLogits(const std::string& folder_name, const char* quantize,
 // The same F16 values; the GGUF's q and k rows permuted for adjacent-pair RoPE.
 TEST(HfFolderModel, F16FolderMatchesItsGgufConversion) {
   CheckSameLogits("llama_f16", nullptr, "llama_f16.gguf", 1e-4f);
+}
+
+// The same with four sinks and a window of 24 over 200 steps (past the context of 128): the
+// folder's attention turns its queries for the sinks by halves, the GGUF's by adjacent pairs
+// (ref::RotateQuery), and the two are the same model. A wrong pairing moves logits by tenths.
+TEST(HfFolderModel, SinksOnTheFolderMatchItsGgufConversion) {
+  CacheShape sinks;
+  sinks.window = 24;
+  sinks.sinks = 4;
+  sinks.steps = 200;
+  CheckSameLogits("llama_f16", nullptr, "llama_f16.gguf", 1e-4f, sinks);
+}
+
+// llama.cpp's converter writes the partial width as phi3.rope.dimension_count (24) and the 12
+// factors as tensors.
+TEST(HfFolderModel, PartialRopeFolderMatchesItsGgufConversion) {
+  CheckSameLogits("phi3_partial", nullptr, "phi3_partial_f16.gguf", 1e-4f);
 }
 
 // The converter's F16 of the BF16 values (exact at these magnitudes), norms plus one in F32.
@@ -263,6 +304,27 @@ TEST(HfFolderModel, VulkanGivesTransformersGreedyIds) {
         CheckSameGreedyIds(ctx.get(), gguf.get(), c.prompt_ids);
     }
   }
+}
+
+// Partial RoPE on Vulkan: transformers' greedy ids, with the static cache and with sinks (the
+// sinks' query turn leaves the unturned elements; ids past the window are not transformers',
+// so there the CPU's are the reference).
+TEST(HfFolderModel, VulkanRunsPartialRope) {
+  staticlm_limits l = Limits();
+  l.backend = "vulkan";
+  std::string error;
+  ContextPtr ctx = staticlm::test::TryCreateContext((kDir + "/phi3_partial").c_str(), l, &error);
+  if (ctx == nullptr) GTEST_SKIP() << "no Vulkan device: " << error;
+  staticlm::test::CheckGreedyCases(ctx.get(), ReadCases("phi3_partial"), kNearTie);
+  l.window = 16;
+  l.sinks = 4;
+  ContextPtr gpu_sinks = CreateContext((kDir + "/phi3_partial").c_str(), l);
+  l.backend = "cpu";
+  ContextPtr cpu_sinks = CreateContext((kDir + "/phi3_partial").c_str(), l);
+  ASSERT_NE(gpu_sinks, nullptr);
+  ASSERT_NE(cpu_sinks, nullptr);
+  for (const auto& c : ReadCases("phi3_partial"))
+    CheckSameGreedyIds(gpu_sinks.get(), cpu_sinks.get(), c.prompt_ids);
 }
 
 // The inspect text of a folder names the converter's metadata and the GGUF tensor names.

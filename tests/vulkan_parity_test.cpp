@@ -83,8 +83,26 @@ TEST(VulkanParityTest, SinksWithRopeFactorsMatchCpu) {
   mode.max_context = 64;
   mode.steps = kSanitizerBuild ? 40 : 100;
   mode.continue_past_ties = true;
-  staticlm::test::CompareGreedyWithCpu(
-      "vulkan", STATICLM_FAMILY_MODELS_DIR "/llama/llama-f16.gguf", mode, NoVulkan);
+  staticlm::test::CompareGreedyWithCpu("vulkan", STATICLM_FAMILY_MODELS_DIR "/llama/llama-f16.gguf",
+                                       mode, NoVulkan);
+}
+
+// Sinks on a model whose RoPE rotates halves (the small Qwen2 family model; every Hugging Face
+// folder): the sinks' query turn pairs element i with i + head_dim / 2, in the float caches'
+// element-wise load and in q8's whole-row rotation before its Hadamard transform.
+TEST(VulkanParityTest, SinksOnHalvesRopeMatchCpu) {
+  for (staticlm_kv_type kv : {STATICLM_KV_F16, STATICLM_KV_Q8}) {
+    SCOPED_TRACE(kv == STATICLM_KV_F16 ? "f16 cache" : "q8 cache");
+    CacheMode mode = Base();
+    mode.window = 24;
+    mode.sinks = 4;
+    mode.kv = kv;
+    mode.max_context = 64;
+    mode.steps = kSanitizerBuild ? 40 : 100;
+    mode.continue_past_ties = true;
+    staticlm::test::CompareGreedyWithCpu(
+        "vulkan", STATICLM_FAMILY_MODELS_DIR "/qwen2/qwen2-f16.gguf", mode, NoVulkan);
+  }
 }
 
 // Positions well past max_context: a context of 64 with a window of 24 over a 31-token prompt,

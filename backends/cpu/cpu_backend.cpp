@@ -590,28 +590,28 @@ void CpuBackend::RunOp(const BoundPlan& b, const Op& op, const StepParams& step)
 void CpuBackend::RunRope(const Op& op, const StepParams& step, int64_t rows, int64_t width,
                          const float* factors, float* x) {
   const OpParams& p = op.params;
-  const int64_t heads = width / p.head_dim;
+  const int64_t heads = width / p.head_dim, rope_dims = RopeDims(p);
   const bool by_row = step.row_positions != nullptr;
   const float* angles = nullptr;
   if (!reference_rope_) {
-    angles = by_row ? rope_angles_.GetRows(step.row_positions, rows, p.head_dim, p.rope_base,
+    angles = by_row ? rope_angles_.GetRows(step.row_positions, rows, rope_dims, p.rope_base,
                                            factors, p.rope_scale)
-                    : rope_angles_.Get(step.position, rows, p.head_dim, p.rope_base, factors,
+                    : rope_angles_.Get(step.position, rows, rope_dims, p.rope_base, factors,
                                        p.rope_scale);
   }
   if (angles != nullptr) {
     (p.rope_halves ? RopeAngles::ApplyHalves : RopeAngles::Apply)(x, rows, heads, p.head_dim,
-                                                                  angles);
+                                                                  rope_dims, angles);
     return;
   }
-  const bool plain = factors == nullptr && p.rope_scale == 1.0f;
+  const bool plain = factors == nullptr && p.rope_scale == 1.0f && rope_dims == p.head_dim;
   auto rope = [&](float* first_row, int64_t n, int32_t position) {
     if (plain) {
       (p.rope_halves ? ref::RopeHalves : ref::Rope)(first_row, n, heads, p.head_dim, position,
                                                     p.rope_base);
     } else {
-      ref::RopeScaled(first_row, n, heads, p.head_dim, position, p.rope_base, factors, p.rope_scale,
-                      p.rope_halves);
+      ref::RopeScaled(first_row, n, heads, p.head_dim, rope_dims, position, p.rope_base, factors,
+                      p.rope_scale, p.rope_halves);
     }
   };
   if (!by_row) {

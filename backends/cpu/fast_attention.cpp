@@ -143,7 +143,7 @@ STATICLM_AVX2 void AttendOneHead(const float* qh, int64_t position, const OpPara
   float rotated[256];
   float q_basis[256];
   if (span.sink_end > 0) {
-    ref::RotateQuery(qh, hd, span.cache_position - position, p.rope_base, rope_factors, rotated);
+    ref::RotateQuery(qh, p, span.cache_position - position, rope_factors, rotated);
     if (hadamard) Hadamard(rotated, hd);
   }
   if (hadamard) {

@@ -23,8 +23,7 @@ void Attention(const float* q, int64_t rows, int32_t first_position, const KvCac
       const int64_t g = h / group;
       // Sinks are scored from the query's position inside the cache (StreamingLLM).
       if (span.sink_end > 0) {
-        RotateQuery(qh, hd, span.cache_position - position, p.rope_base, cache.rope_factors,
-                    rotated);
+        RotateQuery(qh, p, span.cache_position - position, cache.rope_factors, rotated);
         if (hadamard) Hadamard(rotated, hd);
       }
       if (hadamard) {

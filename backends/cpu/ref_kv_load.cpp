@@ -66,17 +66,23 @@ float LoadValue(const KvCacheView& c, int64_t step_end, int64_t t, int64_t g, in
   return 0.0f;
 }
 
-void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, const float* factors,
+void RotateQuery(const float* q, const OpParams& p, int64_t delta, const float* factors,
                  float* out) {
-  for (int64_t i = 0; i < head_dim / 2; ++i) {
-    double inv_freq = std::pow(static_cast<double>(base),
-                               -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+  const int64_t head_dim = p.head_dim, rope_dims = RopeDims(p), half = rope_dims / 2;
+  // Pair i is (2i, 2i + 1), or (i, i + rope_dims / 2) when the model's RoPE rotates halves;
+  // elements from rope_dims on are not turned (partial RoPE).
+  const int64_t stride = p.rope_halves ? 1 : 2, partner = p.rope_halves ? half : 1;
+  for (int64_t d = rope_dims; d < head_dim; ++d) out[d] = q[d];
+  for (int64_t i = 0; i < half; ++i) {
+    double inv_freq = std::pow(static_cast<double>(p.rope_base),
+                               -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
     if (factors != nullptr) inv_freq /= static_cast<double>(factors[i]);
     double angle = static_cast<double>(delta) * inv_freq;
     float c = static_cast<float>(std::cos(angle));
     float s = static_cast<float>(std::sin(angle));
-    out[2 * i] = q[2 * i] * c - q[2 * i + 1] * s;
-    out[2 * i + 1] = q[2 * i] * s + q[2 * i + 1] * c;
+    const int64_t a = i * stride, b = a + partner;
+    out[a] = q[a] * c - q[b] * s;
+    out[b] = q[a] * s + q[b] * c;
   }
 }
 

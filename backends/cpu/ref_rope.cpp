@@ -47,16 +47,17 @@ void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32
   }
 }
 
-void RopeScaled(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
-                float base, const float* factors, float scale, bool halves) {
-  const int64_t half = head_dim / 2;
+void RopeScaled(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
+                int32_t first_position, float base, const float* factors, float scale,
+                bool halves) {
+  const int64_t half = rope_dims / 2;
   // Pair i: (x[i], x[i + half]) when halves, else (x[2i], x[2i + 1]).
   const int64_t stride = halves ? 1 : 2, partner = halves ? half : 1;
   for (int64_t r = 0; r < rows; ++r) {
     double position = static_cast<double>(first_position) + static_cast<double>(r);
     for (int64_t i = 0; i < half; ++i) {
       double inv_freq = std::pow(static_cast<double>(base),
-                                 -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
       if (factors != nullptr) inv_freq /= static_cast<double>(factors[i]);
       float c = static_cast<float>(std::cos(position * inv_freq)) * scale;
       float s = static_cast<float>(std::sin(position * inv_freq)) * scale;

@@ -38,11 +38,14 @@ void Rope(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t fir
 void RopeHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
                 float base);
 
-// RoPE with frequency factors and a scale (OpParams::rope_scale), pairs as RopeHalves (halves)
-// or Rope: pair i turns by position · base^(−2i/head_dim) / factors[i] (Llama 3's rope_freqs,
-// Phi-3's longrope factors; null: no factors), and its cos and sin are multiplied by `scale`.
-void RopeScaled(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int32_t first_position,
-                float base, const float* factors, float scale, bool halves);
+// RoPE with frequency factors and a scale (OpParams::rope_scale) over the first rope_dims
+// elements of each head (partial RoPE; rope_dims = head_dim: all of it), pairs as RopeHalves
+// (halves: (x[i], x[i + rope_dims/2])) or Rope: pair i turns by position ·
+// base^(−2i/rope_dims) / factors[i] (Llama 3's rope_freqs, Phi-3's longrope factors; null: no
+// factors), and its cos and sin are multiplied by `scale`. Elements from rope_dims on pass
+// through.
+void RopeScaled(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
+                int32_t first_position, float base, const float* factors, float scale, bool halves);
 
 // One layer's cache as the kernels see it: the op's parameters (policy, quantization, slots,
 // heads; contract/plan.h) and its tensors' memory in KvLayout order. Unused pointers are null.
@@ -75,10 +78,11 @@ void KvStore(const float* k, const float* v, int64_t rows, int32_t first_positio
 void Attention(const float* q, int64_t rows, int32_t first_position, const KvCacheView& cache,
                float* scores, float* out, int64_t head_begin, int64_t head_end);
 
-// The query rotated by `delta` positions (RoPE, adjacent pairs as Rope above, each pair's
-// frequency divided by factors[i] as RopeScaled when `factors` is not null): how a Sink cache
-// scores its sinks from the query's position inside the cache.
-void RotateQuery(const float* q, int64_t head_dim, int64_t delta, float base, const float* factors,
+// The query head q rotated by `delta` positions into out as the layer's RoPE turns it, which
+// a Sink cache's attention op's params say (head_dim, RopeDims, rope_base, rope_halves; as
+// RopeScaled with `factors`, null for none, and no scale): how a Sink cache scores its sinks
+// from the query's position inside the cache.
+void RotateQuery(const float* q, const OpParams& p, int64_t delta, const float* factors,
                  float* out);
 
 // One cached key or value element as f32: position t, KV head g, dim d. `step_end` is the end

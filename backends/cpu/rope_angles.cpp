@@ -85,9 +85,9 @@ const float* RopeAngles::GetRows(const int32_t* positions, int64_t rows, int64_t
   return table_.data();
 }
 
-void RopeAngles::Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+void RopeAngles::Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
                        const float* cos_sin) {
-  const int64_t half = head_dim / 2;
+  const int64_t half = rope_dims / 2;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t h = 0; h < n_heads; ++h) {
       float* head = x + (r * n_heads + h) * head_dim;
@@ -103,8 +103,8 @@ void RopeAngles::Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim
 }
 
 void RopeAngles::ApplyHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
-                             const float* cos_sin) {
-  const int64_t half = head_dim / 2;
+                             int64_t rope_dims, const float* cos_sin) {
+  const int64_t half = rope_dims / 2;
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t h = 0; h < n_heads; ++h) {
       float* head = x + (r * n_heads + h) * head_dim;

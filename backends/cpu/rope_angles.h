@@ -19,19 +19,21 @@ class RopeAngles {
   // Run phase: (cos, sin) pairs, [rows][head_dim / 2][2], of positions first_position …
   // first_position + rows − 1; recomputed only when the arguments differ from the last call.
   // nullptr when rows and head_dim do not fit Init's sizes. `factors` (head_dim / 2 frequency
-  // divisors, or null) and `scale` (of cos and sin) as ref::RopeScaled.
+  // divisors, or null) and `scale` (of cos and sin) as ref::RopeScaled. With partial RoPE,
+  // head_dim here is the turned part's (OpParams::rope_dims).
   const float* Get(int32_t first_position, int64_t rows, int64_t head_dim, float base,
                    const float* factors = nullptr, float scale = 1.0f);
   // The same for rows at any positions (a batched step: one row per sequence).
   const float* GetRows(const int32_t* positions, int64_t rows, int64_t head_dim, float base,
                        const float* factors = nullptr, float scale = 1.0f);
 
-  // x (rows, n_heads · head_dim) rotated in place with the pairs Get returned.
-  static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
+  // x (rows, n_heads · head_dim) rotated in place with the pairs Get(…, rope_dims, …)
+  // returned: the first rope_dims elements of each head (all of it: rope_dims = head_dim).
+  static void Apply(float* x, int64_t rows, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
                     const float* cos_sin);
-  // The same with pair i being (x[i], x[i + head_dim/2]) (ref::RopeHalves).
+  // The same with pair i being (x[i], x[i + rope_dims/2]) (ref::RopeHalves, ref::RopeScaled).
   static void ApplyHalves(float* x, int64_t rows, int64_t n_heads, int64_t head_dim,
-                          const float* cos_sin);
+                          int64_t rope_dims, const float* cos_sin);
 
  private:
   bool Fits(int64_t rows, int64_t head_dim) const;

@@ -352,12 +352,14 @@ struct Translator {
     return Status::Ok();
   }
 
-  // The policy push constants of shaders/kv_policy.glsl, q4's group and ring size, and q8's
-  // 1/√head_dim.
+  // The policy push constants of shaders/kv_policy.glsl (with the sink query's RoPE pairing), q4's
+  // group and ring size, and q8's 1/√head_dim.
   static void CachePushConstants(const OpParams& p, PushConstants* pc) {
-    pc->f = static_cast<uint32_t>(p.cache_policy) | static_cast<uint32_t>(p.sinks) << 2;
+    pc->f = static_cast<uint32_t>(p.cache_policy) | (p.rope_halves ? 4u : 0u) |
+            static_cast<uint32_t>(p.sinks) << 3;
     pc->g = static_cast<uint32_t>(p.window);
-    pc->h = static_cast<uint32_t>(p.kv_group);
+    // q4's group; a Sink cache (never q4) the width its sinks' query turn rotates.
+    pc->h = static_cast<uint32_t>(p.cache_policy == CachePolicy::kSink ? RopeDims(p) : p.kv_group);
     pc->i = static_cast<uint32_t>(p.recent_slots);
     pc->fb = 1.0f / std::sqrt(static_cast<float>(p.head_dim));  // as backends/cpu/hadamard.h
   }
@@ -534,7 +536,14 @@ struct Translator {
     d.pc.a = static_cast<uint32_t>(x.shape[1] / p.head_dim);
     d.pc.b = static_cast<uint32_t>(p.head_dim);
     d.pc.d = p.rope_halves ? 1u : 0u;
-    return Groups(d, CeilDiv(static_cast<uint64_t>(x.shape[0] * x.shape[1] / 2), kGroup), 1, op);
+    d.pc.e = static_cast<uint32_t>(RopeDims(p));
+    return Groups(d, CeilDiv(RopePairs(x, p), kGroup), 1, op);
+  }
+
+  // The pairs a rope op turns in x: RopeDims / 2 per head of every row.
+  static uint64_t RopePairs(const TensorRegion& x, const OpParams& p) {
+    return static_cast<uint64_t>(x.shape[0]) * static_cast<uint64_t>(x.shape[1] / p.head_dim) *
+           static_cast<uint64_t>(RopeDims(p) / 2);
   }
 
   // Two RoPE ops in a row with the same rows and configuration on different tensors (the
@@ -551,6 +560,7 @@ struct Translator {
     bool apart = x.buffer != y.buffer || x.offset + x.bytes() <= y.offset ||
                  y.offset + y.bytes() <= x.offset;
     return e != nullptr && e == rope.Find(plan, b) && a.params.head_dim == b.params.head_dim &&
+           a.params.rope_dims == b.params.rope_dims &&
            a.params.rows_from_step == b.params.rows_from_step && x.shape[0] == y.shape[0] && apart;
   }
 
@@ -560,8 +570,7 @@ struct Translator {
     const TensorRegion& y = T(b.outputs[0]);
     d.bind[2] = R(b.outputs[0]);
     d.pc.c = static_cast<uint32_t>(y.shape[1] / b.params.head_dim);
-    const TensorRegion& x = T(a.outputs[0]);
-    uint64_t pairs = static_cast<uint64_t>(x.shape[0]) * (x.shape[1] + y.shape[1]) / 2;
+    const uint64_t pairs = RopePairs(T(a.outputs[0]), a.params) + RopePairs(y, b.params);
     return Groups(d, CeilDiv(pairs, kGroup), 1, a);
   }
 

@@ -38,8 +38,8 @@ bool RopeRows::Same(const Entry& e, const Plan& plan, const Op& op) {
   const OpParams& p = op.params;
   const bool sink_query = op.kind == OpKind::kAttention;
   if (e.sink_query != sink_query || e.params.head_dim != p.head_dim ||
-      e.params.rope_base != p.rope_base || e.params.rope_scale != p.rope_scale ||
-      e.factors_offset != FactorsOffset(plan, op)) {
+      RopeDims(e.params) != RopeDims(p) || e.params.rope_base != p.rope_base ||
+      e.params.rope_scale != p.rope_scale || e.factors_offset != FactorsOffset(plan, op)) {
     return false;
   }
   return !sink_query || (e.params.sinks == p.sinks && e.params.window == p.window);
@@ -55,10 +55,10 @@ void RopeRows::AddPlan(const Plan& plan, const uint8_t* weights) {
     e.params = op.params;
     e.inv_freq = inv_freq_.size();
     e.factors_offset = FactorsOffset(plan, op);
-    const int64_t hd = op.params.head_dim;
-    for (int64_t i = 0; i < hd / 2; ++i) {
+    const int64_t rope_dims = RopeDims(op.params);  // partial RoPE: a head of rope_dims
+    for (int64_t i = 0; i < rope_dims / 2; ++i) {
       double inv_freq = std::pow(static_cast<double>(op.params.rope_base),
-                                 -2.0 * static_cast<double>(i) / static_cast<double>(hd));
+                                 -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims));
       if (e.factors_offset != kNoFactors) {  // as ref::RopeScaled: divided in double
         float factor = 0.0f;
         std::memcpy(&factor, weights + e.factors_offset + 4 * static_cast<uint64_t>(i), 4);
@@ -84,8 +84,8 @@ const RopeRows::Entry* RopeRows::Find(const Plan& plan, const Op& op) const {
 }
 
 uint64_t RopeRows::EntryBytes(const Entry& e) const {
-  // head_dim / 2 pairs of two floats a row.
-  return static_cast<uint64_t>(max_rows_) * static_cast<uint64_t>(e.params.head_dim / 2) * 2 *
+  // RopeDims / 2 pairs of two floats a row.
+  return static_cast<uint64_t>(max_rows_) * static_cast<uint64_t>(RopeDims(e.params) / 2) * 2 *
          sizeof(float);
 }
 
@@ -99,7 +99,7 @@ void RopeRows::Write(const Plan& plan, const StepParams& step, uint8_t* dst) con
   const bool by_row = plan.limits.rows_are_sequences;
   const int64_t rows = std::min(step.n_tokens, max_rows_);
   for (const Entry& e : entries_) {
-    const int64_t pairs = e.params.head_dim / 2;
+    const int64_t pairs = RopeDims(e.params) / 2;
     const double* inv_freq = &inv_freq_[e.inv_freq];
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t position = by_row ? int64_t{step.row_positions[r]} : int64_t{step.position} + r;

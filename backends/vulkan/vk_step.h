@@ -31,18 +31,19 @@ static_assert(sizeof(StepBlock) == 16 + 16 * kMaxBatch, "must match shaders/comm
 // Only the rows of a batched step are written.
 void WriteStepBlock(const Plan& plan, const StepParams& step, StepBlock* out);
 
-// The RoPE rows buffer: one entry per configuration, each (max_rows, head_dim / 2) × (cos, sin)
-// in f32. A rope op's entry holds the rotation to each row's position; a Sink-cache
-// attention's entry the rotation of each row's query to its position inside the cache (by
-// cache_position − position ≤ 0), with which the sinks are scored.
+// The RoPE rows buffer: one entry per configuration, each (max_rows, RopeDims / 2) × (cos, sin)
+// in f32 (RopeDims: the head, or its turned part with partial RoPE). A rope op's entry holds the
+// rotation to each row's position; a Sink-cache attention's entry the rotation of each row's query
+// to its position inside the cache (by cache_position − position ≤ 0), with which the sinks are
+// scored.
 class RopeRows {
  public:
   struct Entry {
     bool sink_query = false;  // false: a rope op's rotation
-    OpParams params;          // head_dim, rope_base, rope_scale; for sink_query also the cache
-                              // policy
-    uint64_t offset = 0;      // bytes into the buffer
-    size_t inv_freq = 0;      // index of its first inverse frequency in inv_freq_
+    OpParams params;      // head_dim, rope_dims, rope_base, rope_scale; for sink_query the cache
+                          // policy
+    uint64_t offset = 0;  // bytes into the buffer
+    size_t inv_freq = 0;  // index of its first inverse frequency in inv_freq_
     // Where the op's frequency factors are in the weights buffer (kNoFactors: none); they are
     // folded into the inverse frequencies.
     uint64_t factors_offset = kNoFactors;

@@ -117,6 +117,10 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
                config.sliding_window_pattern, config.LayerRopeBase(0));
     }
   }
+  if (config.rope_dims < config.head_dim) {
+    sink.Add("partial RoPE: the first %d of each head's %d elements turn\n", config.rope_dims,
+             config.head_dim);
+  }
   const staticlm::RopeScaling& scaling = config.rope_scaling;
   const char* scaled_layers = config.LayerRopeScaled(0) ? "" : " (global layers only)";
   if (scaling.kind == staticlm::RopeScalingKind::kLinear) {

@@ -50,7 +50,7 @@ Status Model::AddRopeScalingFactors() {
   if (config_.rope_scaling.kind == RopeScalingKind::kNone) return Status::Ok();
   if (file_.FindTensor("rope_freqs.weight") != nullptr) return Status::Ok();
   const std::vector<float> factors =
-      RopeScalingFactors(config_.rope_scaling, config_.rope_base, config_.head_dim);
+      RopeScalingFactors(config_.rope_scaling, config_.rope_base, config_.rope_dims);
   for (float f : factors) {
     if (!(f >= 1.0f && f < 1e6f)) {  // each divisor lies between 1 and the factor
       return Status::Error(StatusCode::kFormatError,

@@ -56,6 +56,7 @@ class ConfigReader {
   Status ReadShape();
   Status ReadRope();
   Status ReadRopeScaling(const Json& scaling, const char* name);
+  Status ReadPartialRotary(const JsonFields& fields);
   Status ReadLongrope(const Json& scaling, const JsonFields& s);
   Status AddScaling(const RopeScaling& r, const char* type);
   Status ReadYarn(const JsonFields& s, double factor);
@@ -124,23 +125,38 @@ Status ConfigReader::ReadShape() {
     h_.AddU32(Key("attention.key_length"), static_cast<uint32_t>(head_dim));
     h_.AddU32(Key("attention.value_length"), static_cast<uint32_t>(head_dim));
   }
-  double partial = 1.0;
-  STATICLM_RETURN_IF_ERROR(fields_.OptionalFloat("partial_rotary_factor", &partial));
-  h_.AddU32(Key("rope.dimension_count"), static_cast<uint32_t>(head_dim * partial));
   c_.n_layers = static_cast<int32_t>(layers);
   c_.context_length = static_cast<int32_t>(context);
   c_.head_dim = static_cast<int32_t>(head_dim);
+  c_.rope_dims = c_.head_dim;
+  return ReadPartialRotary(fields_);
+}
+
+// partial_rotary_factor in `fields` (config.json's top level, or its rope parameters): RoPE
+// turns the first int(head_dim × factor) elements of each head, as transformers computes it.
+Status ConfigReader::ReadPartialRotary(const JsonFields& fields) {
+  double partial = 1.0;
+  if (!fields.Has("partial_rotary_factor")) return Status::Ok();
+  STATICLM_RETURN_IF_ERROR(fields.Float("partial_rotary_factor", &partial));
+  const int64_t dims = static_cast<int64_t>(static_cast<double>(c_.head_dim) * partial);
+  if (!(partial > 0.0 && partial <= 1.0) || dims < 2 || dims % 2 != 0) {
+    return fields.Fail("partial_rotary_factor",
+                       "must turn an even number of each head's elements (0 < factor <= 1)");
+  }
+  c_.rope_dims = static_cast<int32_t>(dims);
   return Status::Ok();
 }
 
 // Phi-3's longrope: per-pair factors for short and long contexts, and the attention factor
 // the converter derives from the context's growth over the original.
 Status ConfigReader::ReadLongrope(const Json& scaling, const JsonFields& s) {
-  const size_t pairs = static_cast<size_t>(c_.head_dim / 2);
+  const size_t pairs = static_cast<size_t>(c_.rope_dims / 2);
   for (const char* key : {"long_factor", "short_factor"}) {
     auto it = scaling.find(key);
     if (it == scaling.end() || !it->is_array() || it->size() != pairs) {
-      return s.Fail(key, "is not an array of head_dim / 2 numbers");
+      return s.Fail(key,
+                    "is not an array of one number per RoPE pair (head_dim × "
+                    "partial_rotary_factor / 2)");
     }
     ExtraTensorValues values;
     for (const Json& v : *it) {
@@ -172,7 +188,7 @@ Status ConfigReader::AddScaling(const RopeScaling& r, const char* type) {
               static_cast<uint32_t>(r.original_context));
   }
   c_.extra_tensors.push_back(
-      {"rope_freqs.weight", RopeScalingFactors(r, c_.rope_base, c_.head_dim)});
+      {"rope_freqs.weight", RopeScalingFactors(r, c_.rope_base, c_.rope_dims)});
   return Status::Ok();
 }
 
@@ -230,6 +246,7 @@ Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
   double theta = c_.rope_base;
   STATICLM_RETURN_IF_ERROR(s.OptionalFloat("rope_theta", &theta));
   c_.rope_base = static_cast<float>(theta);
+  STATICLM_RETURN_IF_ERROR(ReadPartialRotary(s));  // before the factors, one per pair it turns
   if (type == "default") return Status::Ok();
   if (type == "longrope" || type == "su") return ReadLongrope(scaling, s);
   double factor = 0.0;
@@ -247,7 +264,7 @@ Status ConfigReader::ReadRopeScaling(const Json& scaling, const char* name) {
       return s.Fail("high_freq_factor", "must exceed low_freq_factor > 0 (and the context be > 0)");
     }
     c_.extra_tensors.push_back(
-        {"rope_freqs.weight", Llama3RopeFreqs(l3, c_.rope_base, c_.head_dim)});
+        {"rope_freqs.weight", Llama3RopeFreqs(l3, c_.rope_base, c_.rope_dims)});
     return Status::Ok();
   }
   if (type == "linear") {
@@ -318,6 +335,7 @@ Status ConfigReader::ReadRope() {
   if (local > 0.0) STATICLM_RETURN_IF_ERROR(CheckLocalRopeBase("rope_local_base_freq", local));
   if (!(c_.rope_base > 0.0f)) return fields_.Fail("rope_theta", "is not positive");
   h_.AddF32(Key("rope.freq_base"), c_.rope_base);
+  h_.AddU32(Key("rope.dimension_count"), static_cast<uint32_t>(c_.rope_dims));
   return Status::Ok();
 }
 

@@ -19,6 +19,9 @@ struct HfConfig {
   std::string arch;        // the GGUF architecture, e.g. "qwen2" ("llama" for mistral)
   int32_t n_layers = 0;
   int32_t head_dim = 0;
+  // The elements of each head RoPE turns: head_dim × partial_rotary_factor (top level, or in
+  // rope_parameters as transformers 5 writes it), rounded down as transformers does.
+  int32_t rope_dims = 0;
   // The converter stores RMSNorm weights plus this (Gemma: transformers' norm is x·(1 + w)).
   float norm_offset = 0.0f;
   // tie_word_embeddings (transformers' default: false): without it lm_head.weight is required.

@@ -109,17 +109,26 @@ Status ReadShape(const gguf::GgufFile& file, ModelConfig* c) {
   return Status::Ok();
 }
 
+// Partial RoPE: <arch>.rope.dimension_count, the elements of each head RoPE turns (Phi-4-mini's
+// partial_rotary_factor 0.75: 96 of 128); absent, the whole head.
+Status ReadRopeDims(const gguf::GgufFile& file, ModelConfig* c) {
+  char k[96];
+  c->rope_dims = c->head_dim;
+  if (file.FindKey(Key(*c, "rope.dimension_count", k, sizeof(k))) == nullptr) return Status::Ok();
+  uint32_t rope_dims = 0;
+  STATICLM_RETURN_IF_ERROR(file.GetU32(k, &rope_dims));
+  if (rope_dims < 2 || rope_dims % 2 != 0 || rope_dims > static_cast<uint32_t>(c->head_dim)) {
+    return Status::Error(StatusCode::kFormatError,
+                         "%s = %u is not an even number from 2 to the head size %d", k, rope_dims,
+                         c->head_dim);
+  }
+  c->rope_dims = static_cast<int32_t>(rope_dims);
+  return Status::Ok();
+}
+
 // What staticlm does not run yet is refused by name rather than computed wrongly.
 Status CheckFeatures(const gguf::GgufFile& file, const ModelConfig& c) {
   char k[96];
-  if (file.FindKey(Key(c, "rope.dimension_count", k, sizeof(k))) != nullptr) {
-    uint32_t rope_dims = 0;
-    STATICLM_RETURN_IF_ERROR(file.GetU32(k, &rope_dims));
-    if (static_cast<int32_t>(rope_dims) != c.head_dim) {
-      return Status::Error(StatusCode::kUnsupported,
-                           "partial RoPE (%u of %d dims) is not supported", rope_dims, c.head_dim);
-    }
-  }
   for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
     if (file.FindKey(Key(c, key, k, sizeof(k))) != nullptr) {
       return Status::Error(StatusCode::kUnsupported, "%s is not supported yet", k);
@@ -247,6 +256,7 @@ Status ReadModelConfig(const gguf::GgufFile& file, ModelConfig* config) {
   STATICLM_RETURN_IF_ERROR(ReadShape(file, &c));
   STATICLM_RETURN_IF_ERROR(CheckConsistency(c));
   STATICLM_RETURN_IF_ERROR(CheckFeatures(file, c));
+  STATICLM_RETURN_IF_ERROR(ReadRopeDims(file, &c));
   STATICLM_RETURN_IF_ERROR(ReadRopeScaling(file, &c));
   STATICLM_RETURN_IF_ERROR(ReadAttentionScale(file, &c));
   STATICLM_RETURN_IF_ERROR(ReadWindow(file, &c));

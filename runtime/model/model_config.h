@@ -20,7 +20,10 @@ struct ModelConfig {
   int32_t n_heads = 0;     // query heads
   int32_t n_kv_heads = 0;  // key/value heads (grouped-query attention)
   int32_t head_dim = 0;    // <arch>.attention.key_length, else width / n_heads
-  int32_t ffn_width = 0;   // feed-forward hidden size
+  // The elements of each head RoPE turns: <arch>.rope.dimension_count (partial RoPE), else
+  // head_dim. Frequencies and halves are those of a head this wide; the rest pass through.
+  int32_t rope_dims = 0;
+  int32_t ffn_width = 0;  // feed-forward hidden size
   int32_t vocab_size = 0;
   int32_t context_length = 0;  // what the model was trained for; limits may not exceed it
   float rope_base = 10000.0f;  // of the global layers

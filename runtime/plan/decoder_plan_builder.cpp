@@ -65,6 +65,9 @@ class Builder {
                      uint32_t* index);
   // A view of rows [first, first + rows) of weight matrix `whole` (a fused tensor's part).
   uint32_t RowView(uint32_t whole, int64_t first, int64_t rows, const char* part);
+  // OpParams::rope_dims: the model's partial RoPE width, or 0 when RoPE turns whole heads (the
+  // form every earlier plan has, so their hashes stay).
+  int32_t PartialRopeDims() const { return c_.rope_dims < c_.head_dim ? c_.rope_dims : 0; }
   Status FindRopeFactors();
   uint32_t AddOp(OpKind kind, std::initializer_list<uint32_t> inputs,
                  std::initializer_list<uint32_t> outputs, OpParams params = {});
@@ -261,7 +264,7 @@ Status Builder::FindRopeFactors() {
                            c_.rope_scaling.kind == RopeScalingKind::kLinear ? "linear" : "yarn");
     }
   }
-  const int64_t pairs = c_.head_dim / 2;
+  const int64_t pairs = c_.rope_dims / 2;
   STATICLM_RETURN_IF_ERROR(Weight(name, 1, pairs, false, &rope_factors_));
   const gguf::TensorInfo* info = file_.FindTensor(name);
   float factor = 0.0f;
@@ -320,6 +323,10 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   heads.n_kv_heads = c_.n_kv_heads;
   heads.head_dim = c_.head_dim;
   heads.rope_base = c_.LayerRopeBase(layer);
+  // A Sink cache's attention turns the query as the layer's RoPE does; other caches leave it
+  // false, so their plans (and the sessions saved with them) keep their hash.
+  heads.rope_halves = heads.cache_policy == CachePolicy::kSink && c_.rope_halves;
+  heads.rope_dims = heads.cache_policy == CachePolicy::kSink ? PartialRopeDims() : 0;
   heads.scale = c_.attention_scale;
 
   uint32_t h = Activation("attn_in", layer, C, d);
@@ -351,6 +358,7 @@ Status Builder::AddLayer(int layer, uint32_t x) {
   rope.head_dim = c_.head_dim;
   rope.rope_base = c_.LayerRopeBase(layer);
   rope.rope_halves = c_.rope_halves;
+  rope.rope_dims = PartialRopeDims();
   const bool scaled = c_.LayerRopeScaled(layer);
   rope.rope_scale = scaled ? c_.rope_attn_factor : 1.0f;
   if (has_rope_factors_ && scaled) {
@@ -531,12 +539,6 @@ Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
   if (limits.window > limits.max_context) {
     return Status::Error(StatusCode::kInvalidArgument, "window %d exceeds the context %d",
                          limits.window, limits.max_context);
-  }
-  if (limits.sinks > 0 && config.rope_halves) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "sinks are not supported for %s (its RoPE "
-                         "rotates halves)",
-                         config.arch->name);
   }
   if (limits.sinks > 0 && limits.sinks >= limits.window) {
     return Status::Error(StatusCode::kInvalidArgument,

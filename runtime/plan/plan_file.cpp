@@ -105,7 +105,7 @@ void WriteOp(Writer* w, const Op& op) {
                              (p.accumulate ? 4 : 0) | (p.rope_halves ? 8 : 0)));
   w->U8(static_cast<uint8_t>(p.cache_policy));
   w->U8(static_cast<uint8_t>(p.kv_quant));
-  for (int32_t v : {p.window, p.sinks, p.cache_slots, p.kv_group, p.recent_slots}) {
+  for (int32_t v : {p.window, p.sinks, p.cache_slots, p.kv_group, p.recent_slots, p.rope_dims}) {
     w->U32(static_cast<uint32_t>(v));
   }
 }
@@ -170,7 +170,7 @@ Status ReadTensor(Reader* r, TensorRegion* t) {
 Status ReadOp(Reader* r, Op* op) {
   uint8_t kind = 0, rows_from_step = 0, flags = 0, policy = 0, quant = 0;
   uint32_t layer = 0, heads = 0, kv_heads = 0, head_dim = 0, norm_group = 0;
-  uint32_t cache[5] = {0, 0, 0, 0, 0};
+  uint32_t cache[6] = {0, 0, 0, 0, 0, 0};  // the cache's five values, then rope_dims
   OpParams& p = op->params;
   bool ok = r->U8(&kind) && r->U8(&op->n_inputs) && r->U8(&op->n_outputs);
   for (uint32_t& i : op->inputs) ok = ok && r->U32(&i);
@@ -205,6 +205,7 @@ Status ReadOp(Reader* r, Op* op) {
   p.cache_slots = static_cast<int32_t>(cache[2]);
   p.kv_group = static_cast<int32_t>(cache[3]);
   p.recent_slots = static_cast<int32_t>(cache[4]);
+  p.rope_dims = static_cast<int32_t>(cache[5]);
   return Status::Ok();
 }
 

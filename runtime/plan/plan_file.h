@@ -17,7 +17,8 @@
 namespace staticlm {
 
 // 5: ops carry rope_scale; kAddBias and kRope frequency factors.
-constexpr uint32_t kPlanFormatVersion = 5;
+// 6: ops carry rope_dims (partial RoPE).
+constexpr uint32_t kPlanFormatVersion = 6;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

@@ -52,7 +52,9 @@ void HashOp(Fnv1a* h, const Op& op) {
   h->F32(p.embed_scale);
   h->F32(p.rope_scale);
   h->U64((p.rows_from_step ? 1u : 0u) | (p.norm_input ? 2u : 0u) | (p.silu_mul ? 4u : 0u) |
-         (p.accumulate ? 8u : 0u) | (p.rope_halves ? 16u : 0u));
+         (p.accumulate ? 8u : 0u) | (p.rope_halves ? 16u : 0u) |
+         // rope_dims above the flags: 0 (the whole head) leaves earlier plans' hashes as they were.
+         static_cast<uint64_t>(static_cast<uint32_t>(p.rope_dims)) << 8);
   h->U64(p.n_weights);
   h->U64(static_cast<uint64_t>(p.cache_policy));
   h->U64(static_cast<uint64_t>(p.kv_quant));

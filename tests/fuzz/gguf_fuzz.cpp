@@ -69,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ModelConfig config;
   if (ReadModelConfig(f, &config).ok()) {
     // Linear and YaRN divisors, as Model::AddRopeScalingFactors computes them.
-    for (float v : RopeScalingFactors(config.rope_scaling, config.rope_base, config.head_dim))
+    for (float v : RopeScalingFactors(config.rope_scaling, config.rope_base, config.rope_dims))
       g_sink = g_sink ^ static_cast<uint8_t>(v >= 1.0f && v < 1e6f);
   }
   UseTokenizer(f);

@@ -25,10 +25,18 @@
                           Gemma 3 4B-27B: the sliding layers' rotary embedding is not scaled)
      gemma3_query_scalar/ gemma3_bf16 with query_pre_attn_scalar 24 instead of its head_dim 16
                           (scores scaled by 24^-0.5, as Gemma 3 27B's by width / heads)
+     phi3_partial/        the phi3 family folder (tests/models/families/phi3/hf) with
+                          partial_rotary_factor 0.75 in rope_parameters, as Phi-4-mini has it:
+                          RoPE turns 24 of each head's 32 elements, and its longrope factors are
+                          the first 12 of the family folder's (one per turned pair)
 3. GGUF copies of the unscaled files with the scaling keys llama.cpp's converter writes for
    these configs (<arch>.rope.scaling.type, .factor, .original_context_length):
    llama_f16_linear.gguf, llama_f16_yarn.gguf, gemma3_f16_linear.gguf. The tests compare their
    logits with the folders' (same values, summation order apart).
+4. phi3_partial_f16.gguf: llama.cpp's own converter (convert_hf_to_gguf.py, from the
+   llama-cpp-python 0.3.36 source distribution on PyPI; LLAMA_CPP_SRC names its
+   vendor/llama.cpp) run on phi3_partial/: it writes phi3.rope.dimension_count 24 and the
+   12-value factor tensors.
 
 Run (a minute on 2 cores, no network):  python3 tests/reference/make_config_variants.py
 Needs what make_hf_folder_models.py needs, and the gguf package (PyPI gguf 0.19).
@@ -38,6 +46,7 @@ import datetime
 import importlib.metadata
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -95,6 +104,26 @@ VARIANTS = {
     "gemma3_query_scalar": ("gemma3_query_scalar", "gemma3_bf16", None,
                             {"query_pre_attn_scalar": 24}),
 }
+
+
+PHI3_FOLDER = os.path.join("..", "families", "phi3", "hf")  # relative to OUT
+PHI3_PARTIAL = 0.75
+
+
+def phi3_partial_changes():
+    """rope_parameters of the phi3 family folder with partial_rotary_factor 0.75 and one longrope
+    factor per pair RoPE then turns (transformers: int(head_dim * factor) elements)."""
+    with open(os.path.join(OUT, PHI3_FOLDER, "config.json")) as f:
+        config = json.load(f)
+    head_dim = config["hidden_size"] // config["num_attention_heads"]
+    pairs = int(head_dim * PHI3_PARTIAL) // 2
+    params = dict(config["rope_parameters"], partial_rotary_factor=PHI3_PARTIAL)
+    for key in ("long_factor", "short_factor"):
+        params[key] = params[key][:pairs]
+    return rope(params)
+
+
+VARIANTS["phi3_partial"] = ("phi3_partial", PHI3_FOLDER, None, phi3_partial_changes())
 
 
 def versions():
@@ -179,6 +208,16 @@ def main():
         if source_gguf is not None:
             stem = source_gguf[:-len(".gguf")]
             write_scaled_gguf(source_gguf, f"{stem}_{variant.split('_')[-1]}.gguf", changes)
+    convert_in_subprocess("phi3_partial", "phi3_partial_f16.gguf")
+
+
+def convert_in_subprocess(folder, gguf_name):
+    """make_hf_folder_models.convert in a fresh interpreter: the converter needs llama.cpp's own
+    gguf-py, which this process's `import gguf` (PyPI's) would shadow."""
+    code = ("import make_hf_folder_models as b; "
+            f"b.convert({os.path.join(OUT, folder)!r}, {os.path.join(OUT, gguf_name)!r}, 'f16')")
+    subprocess.run([sys.executable, "-c", code], check=True,
+                   cwd=os.path.dirname(os.path.abspath(__file__)))
 
 if __name__ == "__main__":
     main()

@@ -236,46 +236,59 @@ void AddFusedMatMulCases(std::vector<OpCase>* out) {
   }
 }
 
-// RoPE of queries and keys (different head counts) at positions near and far, adjacent pairs
-// and halves, with and without frequency factors and an attention factor.
+// RoPE of queries and keys (different head counts) at positions near and far: `rope_dims` 0
+// turns whole heads, more turns that many of each head's elements (partial RoPE).
+OpCase RopeCase(bool halves, bool factors, float rope_scale, int32_t rope_dims, uint32_t seed) {
+  const int32_t chunk = 13, n_tokens = 7, hd = 18;  // a head size of no power of two
+  const int32_t pairs = (rope_dims > 0 ? rope_dims : hd) / 2;
+  const std::string form = std::string("rope ") + (halves ? "halves" : "adjacent") +
+                           (factors ? " factors" : "") +
+                           (rope_dims > 0 ? " partial " + std::to_string(rope_dims) : "");
+  OpCase c = NewCase(form + " scale " + std::to_string(rope_scale) + " " + Rows(n_tokens, chunk),
+                     form, chunk, 4096);
+  PlanHarness& h = c.harness;
+  uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 3 * hd}, "q");
+  uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, hd}, "k");
+  uint32_t f = factors ? h.Tensor(BufferId::kWeights, DType::kF32, {pairs}, "factors") : 0;
+  OpParams p;
+  p.head_dim = hd;
+  p.rope_dims = rope_dims;
+  p.rope_base = halves ? 1000000.0f : 500000.0f;
+  p.rope_halves = halves;
+  p.rope_scale = rope_scale;
+  std::vector<uint32_t> inputs;
+  if (factors) inputs.push_back(f);
+  h.AddOp(OpKind::kRope, inputs, {q}, p);
+  h.AddOp(OpKind::kRope, inputs, {k}, p);
+  h.Allocate();
+  FillFloats(h, q, seed, 2.0f);
+  FillFloats(h, k, seed + 1, 2.0f);
+  if (factors) {
+    std::vector<float> v(static_cast<size_t>(pairs));
+    for (int i = 0; i < pairs; ++i) v[size_t(i)] = 1.0f + 0.7f * float(i);
+    PutFloats(h, f, v);
+  }
+  // In place: each step rotates the previous step's result again.
+  c.steps = {{n_tokens, 0}, {1, 5}, {chunk, 1500}, {3, 4000}};
+  c.checks = {{q, kRounding}, {k, kRounding}};
+  return c;
+}
+
+// Adjacent pairs and halves, with and without frequency factors and an attention factor; and
+// partial RoPE (10 of 18 elements: the rest must come through untouched).
 void AddRopeCases(std::vector<OpCase>* out) {
   uint32_t seed = 500;
   for (bool halves : {false, true}) {
     for (bool factors : {false, true}) {
       for (float rope_scale : {1.0f, 1.19f}) {
-        const int32_t chunk = 13, n_tokens = 7, hd = 18;  // a head size of no power of two
-        OpCase c = NewCase(
-            std::string("rope ") + (halves ? "halves" : "adjacent") + (factors ? " factors" : "") +
-                " scale " + std::to_string(rope_scale) + " " + Rows(n_tokens, chunk),
-            std::string("rope ") + (halves ? "halves" : "adjacent") + (factors ? " factors" : ""),
-            chunk, 4096);
-        PlanHarness& h = c.harness;
-        uint32_t q = h.Tensor(BufferId::kArena, DType::kF32, {chunk, 3 * hd}, "q");
-        uint32_t k = h.Tensor(BufferId::kArena, DType::kF32, {chunk, hd}, "k");
-        uint32_t f = factors ? h.Tensor(BufferId::kWeights, DType::kF32, {hd / 2}, "factors") : 0;
-        OpParams p;
-        p.head_dim = hd;
-        p.rope_base = halves ? 1000000.0f : 500000.0f;
-        p.rope_halves = halves;
-        p.rope_scale = rope_scale;
-        std::vector<uint32_t> inputs;
-        if (factors) inputs.push_back(f);
-        h.AddOp(OpKind::kRope, inputs, {q}, p);
-        h.AddOp(OpKind::kRope, inputs, {k}, p);
-        h.Allocate();
-        FillFloats(h, q, seed++, 2.0f);
-        FillFloats(h, k, seed++, 2.0f);
-        if (factors) {
-          std::vector<float> v(hd / 2);
-          for (int i = 0; i < hd / 2; ++i) v[size_t(i)] = 1.0f + 0.7f * float(i);
-          PutFloats(h, f, v);
-        }
-        // In place: each step rotates the previous step's result again.
-        c.steps = {{n_tokens, 0}, {1, 5}, {chunk, 1500}, {3, 4000}};
-        c.checks = {{q, kRounding}, {k, kRounding}};
-        out->push_back(std::move(c));
+        out->push_back(RopeCase(halves, factors, rope_scale, 0, seed));
+        seed += 2;
       }
     }
+  }
+  for (bool halves : {false, true}) {
+    out->push_back(RopeCase(halves, halves, halves ? 1.19f : 1.0f, 10, seed));
+    seed += 2;
   }
 }
 

@@ -65,9 +65,11 @@ struct Layer {
 };
 
 // `factors`: the RoPE frequency factors (a weight), a sink cache's last attention input, or -1.
+// `halves`, `rope_dims`: the q and k RoPE's pairing and width, which a sink cache's attention
+// turns its queries by.
 Layer AddLayer(PlanHarness& h, Kv kv, CachePolicy policy, int32_t batch, int32_t per_sequence,
-               int32_t layer_index, uint32_t q, uint32_t k, uint32_t v, uint32_t o,
-               int64_t factors = -1) {
+               int32_t layer_index, uint32_t q, uint32_t k, uint32_t v, uint32_t o, bool halves,
+               int32_t rope_dims, int64_t factors = -1) {
   const int32_t hd = HeadDim(kv), heads = batch * kKvHeads;
   const int32_t chunk = h.plan.limits.prefill_chunk;
   const bool ring = policy != CachePolicy::kStatic;
@@ -107,6 +109,8 @@ Layer AddLayer(PlanHarness& h, Kv kv, CachePolicy policy, int32_t batch, int32_t
   p.kv_quant = kv == Kv::kQ8 ? KvQuant::kQ8 : (kv == Kv::kQ4 ? KvQuant::kQ4 : KvQuant::kNone);
   p.window = ring ? kWindow : 0;
   p.sinks = policy == CachePolicy::kSink ? kSinks : 0;
+  p.rope_halves = halves && policy == CachePolicy::kSink;  // contract: Sink caches only
+  p.rope_dims = policy == CachePolicy::kSink ? rope_dims : 0;
   if (kv == Kv::kQ4) {
     p.kv_group = kQ4Group;
     p.recent_slots = recent;
@@ -130,11 +134,12 @@ std::vector<CaseStep> SequenceSteps(bool ring) {
 
 // A batched plan's steps: three sequences each decoding a token a step at its own position
 // (sequence 2 starts far along), in an order that changes every step; sequence 1 leaves after
-// step 7.
+// step 7. Sequence 0 runs past the window (kWindow): from there a sink cache turns its
+// queries by a nonzero delta onto sinks it wrote itself.
 std::vector<CaseStep> BatchedSteps(bool ring) {
   int32_t next[3] = {0, 5, ring ? 1000000 : 250};
   std::vector<CaseStep> steps;
-  for (int step = 0; step < 12; ++step) {
+  for (int step = 0; step < kWindow + 7; ++step) {
     CaseStep s;
     for (int k = 0; k < 3; ++k) {
       const int32_t seq = (k + step) % 3;
@@ -153,13 +158,20 @@ double AttentionThreshold(Kv kv) {
 }
 
 // `factors`: RoPE with frequency factors (Llama 3's, linear or YaRN scaling), which a sink
-// cache's attention takes too.
-OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed, bool factors = false) {
+// cache's attention takes too. `halves`: RoPE on halves (Gemma, Qwen, every Hugging Face
+// folder) rather than adjacent pairs; both layouts reach the cache, and a sink cache's
+// attention turns its queries by the same pairing. `rope_dims` > 0: partial RoPE, that many
+// of each head's elements (Phi-4-mini's), again in the sink cache's turn too.
+OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed, bool halves,
+                     bool factors = false, int32_t rope_dims = 0) {
   const int32_t batch = batched ? 3 : 1;
   const int32_t chunk = batched ? batch : 9, per_sequence = batched ? 1 : chunk;
   const int32_t hd = HeadDim(kv);
+  const int32_t pairs = (rope_dims > 0 ? rope_dims : hd) / 2;
   const std::string form = std::string("attention ") + KvName(kv) + " " + PolicyName(policy) +
-                           (factors ? " rope factors" : "");
+                           (factors ? " rope factors" : "") +
+                           (halves && policy == Policy::kSink ? " halves" : "") +
+                           (rope_dims > 0 ? " partial " + std::to_string(rope_dims) : "");
   OpCase c = NewCase(form + (batched ? " batched" : " chunk 9"), form, chunk, kMaxContext);
   PlanHarness& h = c.harness;
   h.plan.limits.max_batch = batch;
@@ -177,9 +189,10 @@ OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed, bool fac
   OpParams rope;
   rope.head_dim = hd;
   rope.rope_base = kRopeBase;
-  rope.rope_halves = kv == Kv::kF32;  // both layouts reach the cache
+  rope.rope_halves = halves;
+  rope.rope_dims = rope_dims;
   const int64_t rope_factors =
-      factors ? int64_t{h.Tensor(BufferId::kWeights, DType::kF32, {hd / 2}, "rope factors")} : -1;
+      factors ? int64_t{h.Tensor(BufferId::kWeights, DType::kF32, {pairs}, "rope factors")} : -1;
   std::vector<uint32_t> rope_in;
   if (factors) rope_in.push_back(static_cast<uint32_t>(rope_factors));
   h.AddOp(OpKind::kRope, rope_in, {q}, rope);
@@ -190,19 +203,19 @@ OpCase AttentionCase(Kv kv, Policy policy, bool batched, uint32_t seed, bool fac
                             : policy == Policy::kSink ? CachePolicy::kSink
                                                       : CachePolicy::kSlidingWindow;
   outputs.push_back(h.Tensor(BufferId::kArena, DType::kF32, {chunk, kHeads * hd}, "o"));
-  layers.push_back(
-      AddLayer(h, kv, first, batch, per_sequence, 0, q, k, v, outputs.back(), rope_factors));
+  layers.push_back(AddLayer(h, kv, first, batch, per_sequence, 0, q, k, v, outputs.back(), halves,
+                            rope_dims, rope_factors));
   if (policy == Policy::kHybrid) {  // layer 1 global (static), as global_every 2 makes it
     outputs.push_back(h.Tensor(BufferId::kArena, DType::kF32, {chunk, kHeads * hd}, "o global"));
-    layers.push_back(
-        AddLayer(h, kv, CachePolicy::kStatic, batch, per_sequence, 1, q, k, v, outputs.back()));
+    layers.push_back(AddLayer(h, kv, CachePolicy::kStatic, batch, per_sequence, 1, q, k, v,
+                              outputs.back(), halves, rope_dims));
   }
   h.Allocate();
   PutFloats(h, q, RandomFloats(size_t(chunk * kHeads * hd), seed));
   PutFloats(h, k, RandomFloats(size_t(chunk * kKvHeads * hd), seed + 1));
   PutFloats(h, v, RandomFloats(size_t(chunk * kKvHeads * hd), seed + 2));
   if (factors) {  // divisors from 1 to 40, as a linear or YaRN scaling's
-    std::vector<float> f(size_t(hd / 2));
+    std::vector<float> f(static_cast<size_t>(pairs));
     for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f + 39.0f * float(i) / float(f.size());
     PutFloats(h, static_cast<uint32_t>(rope_factors), f);
   }
@@ -235,18 +248,33 @@ void AddAttentionCases(std::vector<OpCase>* out) {
       // q4's key groups fill aligned runs of slots, which a sink ring's are not (contract).
       if (kv == Kv::kQ4 && policy == Policy::kSink) continue;
       for (bool batched : {false, true}) {
-        out->push_back(AttentionCase(kv, policy, batched, seed));
+        // f32 takes RoPE on halves, the others adjacent pairs.
+        out->push_back(AttentionCase(kv, policy, batched, seed, kv == Kv::kF32));
         seed += 4;
       }
     }
   }
-  // A sink cache turns its queries back by the keys' frequency factors (adjacent pairs: f16 and
-  // q8 take that layout here).
+  // A sink cache turns its queries back by the keys' frequency factors, with adjacent pairs
+  // (f16 and q8 take that layout here) and with halves.
   for (Kv kv : {Kv::kF16, Kv::kQ8}) {
     for (bool batched : {false, true}) {
-      out->push_back(AttentionCase(kv, Policy::kSink, batched, seed, true));
+      out->push_back(AttentionCase(kv, Policy::kSink, batched, seed, false, true));
       seed += 4;
     }
+  }
+  // q8 turns the sinks' query as a whole row before its Hadamard transform, the float caches
+  // element by element: halves in both forms, with factors (f16) and without (q8).
+  for (bool batched : {false, true}) {
+    out->push_back(AttentionCase(Kv::kQ8, Policy::kSink, batched, seed, true));
+    out->push_back(AttentionCase(Kv::kF16, Policy::kSink, batched, seed + 1, true, true));
+    seed += 4;
+  }
+  // Partial RoPE (48 of 64 or 80 elements): the sinks' query turn leaves the rest as they are,
+  // in both forms (q8's whole row, the float caches' element by element).
+  for (bool batched : {false, true}) {
+    out->push_back(AttentionCase(Kv::kQ8, Policy::kSink, batched, seed, true, true, 48));
+    out->push_back(AttentionCase(Kv::kF16, Policy::kSink, batched, seed + 1, true, false, 48));
+    seed += 4;
   }
 }
 

@@ -56,7 +56,7 @@ __device__ void LoadQuery(const float* qh, const OpParams& p, const float* rope_
   for (int32_t d = threadIdx.x; d < hd; d += blockDim.x) q[d] = qh[d];
   if (span.sink_end > 0) {
     for (int32_t i = threadIdx.x; i < hd / 2; i += blockDim.x) {
-      RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, rope_factors, q_sink);
+      RotateQueryPair(qh, i, p, span.cache_position - position, rope_factors, q_sink);
     }
   }
   __syncthreads();

@@ -39,7 +39,7 @@ __device__ void LoadRowQuery(const float* qh, const OpParams& p, const float* ro
   const int32_t hd = p.head_dim;
   for (int32_t d = lane; d < hd; d += 32) q[d] = qh[d];
   for (int32_t i = lane; span.sink_end > 0 && i < hd / 2; i += 32) {
-    RotateQueryPair(qh, i, hd, span.cache_position - position, p.rope_base, rope_factors, q_sink);
+    RotateQueryPair(qh, i, p, span.cache_position - position, rope_factors, q_sink);
   }
   __syncwarp();
   if (p.kv_quant == KvQuant::kQ8) {

@@ -33,16 +33,33 @@ STATICLM_HD inline void RopeCosSin(double position, int64_t i, int64_t head_dim,
   *s = static_cast<float>(sin(position * inv_freq)) * scale;
 }
 
-// Pair i of a query head q (adjacent pairs) turned by `delta` positions into out: how attention
-// scores a Sink cache's sinks from the query's position inside the cache, as ref::RotateQuery
-// (`factors`: the layer's RoPE frequency factors, or null).
-STATICLM_HD inline void RotateQueryPair(const float* q, int64_t i, int64_t head_dim, int64_t delta,
-                                        float base, const float* factors, float* out) {
+// The elements of each head a layer's RoPE turns: OpParams::rope_dims, or the whole head (as
+// contract/plan.h's RopeDims, here for device code).
+STATICLM_HD inline int64_t RopeDimsOf(const OpParams& p) {
+  return p.rope_dims > 0 ? p.rope_dims : p.head_dim;
+}
+
+// Part i (0 ≤ i < head_dim / 2) of a query head q turned by `delta` positions into out: how
+// attention scores a Sink cache's sinks from the query's position inside the cache, as
+// ref::RotateQuery with the attention op's params. Below RopeDimsOf(p) / 2, i is a RoPE pair:
+// (2i, 2i + 1), or (i, i + rope_dims / 2) when p.rope_halves; `factors`: the layer's RoPE
+// frequency factors, or null. From there on (partial RoPE) it is two elements past rope_dims,
+// which pass through.
+STATICLM_HD inline void RotateQueryPair(const float* q, int64_t i, const OpParams& p, int64_t delta,
+                                        const float* factors, float* out) {
+  const int64_t rope_dims = RopeDimsOf(p), half = rope_dims / 2;
+  if (i >= half) {
+    const int64_t e = rope_dims + 2 * (i - half);
+    out[e] = q[e];
+    out[e + 1] = q[e + 1];
+    return;
+  }
   float c = 0.0f, s = 0.0f;
   const float factor = factors != nullptr ? factors[i] : 1.0f;
-  RopeCosSin(static_cast<double>(delta), i, head_dim, base, factor, 1.0f, &c, &s);
-  out[2 * i] = q[2 * i] * c - q[2 * i + 1] * s;
-  out[2 * i + 1] = q[2 * i] * s + q[2 * i + 1] * c;
+  RopeCosSin(static_cast<double>(delta), i, rope_dims, p.rope_base, factor, 1.0f, &c, &s);
+  const int64_t a = p.rope_halves ? i : 2 * i, b = a + (p.rope_halves ? half : 1);
+  out[a] = q[a] * c - q[b] * s;
+  out[b] = q[a] * s + q[b] * c;
 }
 
 // A partial softmax-weighted sum over some of a query's scores (flash attention): the largest

@@ -24,7 +24,7 @@ bool SameRotation(const Plan& plan, const Op& a, const Op& b) {
   return a.kind == OpKind::kRope && b.kind == OpKind::kRope && SameRows(plan, a, b) &&
          Apart(plan.tensors[a.outputs[0]], plan.tensors[b.outputs[0]]) &&
          p.head_dim == q.head_dim && p.rope_base == q.rope_base && p.rope_scale == q.rope_scale &&
-         p.rope_halves == q.rope_halves && a.n_inputs == b.n_inputs &&
+         p.rope_halves == q.rope_halves && p.rope_dims == q.rope_dims && a.n_inputs == b.n_inputs &&
          (a.n_inputs == 0 || a.inputs[0] == b.inputs[0]);
 }
 

@@ -19,10 +19,12 @@ struct RopeTensor {
 // angle (pow, cos and sin in double: most of this kernel's time) needs only the step's
 // positions and the op's constants, so it is worked out before the wait, while the previous
 // kernel (the product that wrote q and k) still runs.
-__global__ void RopeKernel(RopeTensor a, RopeTensor b, int32_t head_dim, float base,
-                           const float* factors, float scale, bool halves, RowForm form,
+// Partial RoPE (rope_dims < head_dim) turns the first rope_dims elements of each head with a
+// rope_dims-wide head's pairs and frequencies; the rest are not touched.
+__global__ void RopeKernel(RopeTensor a, RopeTensor b, int32_t head_dim, int32_t rope_dims,
+                           float base, const float* factors, float scale, bool halves, RowForm form,
                            const StepValues* step) {
-  const int32_t half = head_dim / 2, heads = a.heads + b.heads;
+  const int32_t half = rope_dims / 2, heads = a.heads + b.heads;
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int32_t i = static_cast<int32_t>(t % half);
   const int32_t h = static_cast<int32_t>(t / half % heads),
@@ -30,7 +32,7 @@ __global__ void RopeKernel(RopeTensor a, RopeTensor b, int32_t head_dim, float b
   const bool turns = r < StepRows(step, form);
   float c = 0.0f, s = 0.0f;
   if (turns) {
-    RopeCosSin(static_cast<double>(RowPosition(step, form, r)), i, head_dim, base,
+    RopeCosSin(static_cast<double>(RowPosition(step, form, r)), i, rope_dims, base,
                factors != nullptr ? factors[i] : 1.0f, scale, &c, &s);
   }
   StartAfterPreviousKernels();
@@ -65,10 +67,11 @@ cudaError_t EnqueueRope(const Plan& plan, const Op& op, const DeviceBuffers& buf
   RopeTensor b{nullptr, 0};
   if (after != nullptr && RopeJoinsPrevious(plan, *after)) b = TensorOf(plan, *after, buffers);
   const RopeTensor a = TensorOf(plan, op, buffers);
-  const int64_t threads = int64_t{form.max_rows} * (a.heads + b.heads) * (p.head_dim / 2);
+  const int32_t rope_dims = static_cast<int32_t>(RopeDimsOf(p));
+  const int64_t threads = int64_t{form.max_rows} * (a.heads + b.heads) * (rope_dims / 2);
   return Launch(buffers.programmatic_launch, RopeKernel, dim3(Blocks(threads, 128)), dim3(128), 0,
-                stream, a, b, p.head_dim, p.rope_base, Factors(plan, op, buffers), p.rope_scale,
-                p.rope_halves, form, step);
+                stream, a, b, p.head_dim, rope_dims, p.rope_base, Factors(plan, op, buffers),
+                p.rope_scale, p.rope_halves, form, step);
 }
 
 cudaError_t PreloadRopeKernels() {

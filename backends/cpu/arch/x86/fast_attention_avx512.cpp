@@ -249,8 +249,8 @@ STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
       qh = basis[g];
     }
     if (span.sink_end > 0) {
-      ref::RotateQuery(q_row + (h0 + g) * hd, hd, span.cache_position - position, p.rope_base,
-                       c.rope_factors, rotated[g]);
+      ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
+                       rotated[g]);
       if (hadamard) Hadamard(rotated[g], hd);
     }
     direct.q[g] = qh;
