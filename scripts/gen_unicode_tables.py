@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Generates runtime/tokenizer/unicode_tables.cpp: the code point classes the GPT-2 style
-pre-tokenizer needs (letter \\p{L}, number \\p{N}, whitespace \\s), as sorted ranges.
+"""Generates runtime/tokenizer/unicode_tables.cpp: the code point kinds the split patterns need
+(letter \\p{L} by case -- Lu Lt, Ll, Lm Lo --, combining mark \\p{M}, number \\p{N},
+whitespace \\s), as sorted ranges. The GPT-2, Llama 3 and Qwen2 patterns read letters as one
+class; the gpt-4o (o200k) pattern reads their case and the marks.
 
 Definitions follow the regex engines the reference tokenizers use (Oniguruma in Hugging Face
 tokenizers, Rust regex): \\p{L} = Lu Ll Lt Lm Lo, \\p{N} = Nd Nl No, and \\s = U+0009..U+000D,
@@ -19,8 +21,9 @@ Usage: python3 scripts/gen_unicode_tables.py > runtime/tokenizer/unicode_tables.
 import sys
 import unicodedata
 
-OTHER, LETTER, NUMBER, SPACE = 0, 1, 2, 3
-NAMES = {LETTER: "kLetter", NUMBER: "kNumber", SPACE: "kSpace"}
+OTHER, UPPER, LOWER, LETTER, MARK, NUMBER, SPACE = 0, 1, 2, 3, 4, 5, 6
+NAMES = {UPPER: "kKindUpper", LOWER: "kKindLower", LETTER: "kKindLetter", MARK: "kKindMark",
+         NUMBER: "kKindNumber", SPACE: "kKindSpace"}
 
 
 def classify(cp):
@@ -29,8 +32,14 @@ def classify(cp):
     cat = unicodedata.category(chr(cp))
     if cat in ("Zs", "Zl", "Zp"):
         return SPACE
+    if cat in ("Lu", "Lt"):
+        return UPPER
+    if cat == "Ll":
+        return LOWER
     if cat[0] == "L":
         return LETTER
+    if cat[0] == "M":
+        return MARK
     if cat[0] == "N":
         return NUMBER
     return OTHER
@@ -60,8 +69,8 @@ def main():
     w("// clang-format off\n")
     w("namespace staticlm::text {\n\n")
     w(f"const char kUnicodeVersion[] = \"{unicodedata.unidata_version}\";\n\n")
-    w("const uint8_t kAsciiClass[128] = {\n")
-    ascii_names = ["0", "1", "2", "3"]
+    w("const uint8_t kAsciiKind[128] = {\n")
+    ascii_names = [str(k) for k in range(7)]
     for row in range(0, 128, 32):
         w("    " + ", ".join(ascii_names[classify(cp)] for cp in range(row, row + 32)) + ",\n")
     w("};\n\n")

@@ -67,7 +67,7 @@ TEST_P(TokenizerJsonGoldenTest, MatchesTokenizersIdsAndDecoding) {
 
 INSTANTIATE_TEST_SUITE_P(Styles, TokenizerJsonGoldenTest,
                          testing::Values("gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace",
-                                         "metaspace_split", "gemma", "added", "digits"),
+                                         "metaspace_split", "gemma", "added", "digits", "gpt4o"),
                          [](const testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });

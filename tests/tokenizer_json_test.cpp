@@ -131,16 +131,18 @@ TEST(TokenizerJsonTest, ConfigSetsBosEosAndChatTemplate) {
   EXPECT_EQ(out.chat_template, "{{ messages }}");
 }
 
-// A GGUF file naming llama-bpe or qwen2 (tokenizer.ggml.pre) tokenizes as the tokenizer.json
-// whose split it names: the same vocabulary, read through the GGUF names, gives the goldens.
+// A GGUF file naming llama-bpe, qwen2 or gpt-4o (tokenizer.ggml.pre) tokenizes as the
+// tokenizer.json whose split it names: the same vocabulary, read through the GGUF names, gives
+// the goldens.
 TEST(TokenizerJsonTest, GgufPreNamesReachTheSameSplits) {
-  for (const char* style : {"llama3", "qwen2", "gpt2", "smollm"}) {
+  for (const char* style : {"llama3", "qwen2", "gpt2", "smollm", "gpt4o"}) {
     TokenizerJson parsed;
     const std::string dir = StylePath(style);
     ASSERT_TRUE(ReadTokenizerJson(ReadFile(dir + "/tokenizer.json"), "", &parsed).ok());
-    const std::string name = style == std::string("llama3") ? "llama-bpe"
-                             : style == std::string("gpt2") ? "gpt-2"
-                                                            : style;
+    const std::string name = style == std::string("llama3")  ? "llama-bpe"
+                             : style == std::string("gpt2")  ? "gpt-2"
+                             : style == std::string("gpt4o") ? "gpt-4o"
+                                                             : style;
     parsed.spec.has_pre_kind = false;
     parsed.spec.pre = name;
     parsed.spec.ignore_merges = false;  // the GGUF name implies it for llama-bpe

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,17 +56,33 @@ TEST(UnicodeClassTest, MatchesTheRegexDefinitions) {
   EXPECT_EQ(text::ClassifyCodePoint(0x1F600), text::kOther);   // emoji (So)
   EXPECT_EQ(text::ClassifyCodePoint(0x20000), text::kLetter);  // CJK extension B
   EXPECT_EQ(text::ClassifyCodePoint(0x10FFFF), text::kOther);
+  EXPECT_EQ(text::ClassifyCodePoint(0x0301), text::kOther);  // combining acute (Mn): not \p{L}
+}
+
+// The gpt-4o pattern's kinds: letter case and marks.
+TEST(UnicodeClassTest, KindsTellCaseAndMarks) {
+  EXPECT_EQ(text::CodePointKindOf('A'), text::kKindUpper);
+  EXPECT_EQ(text::CodePointKindOf('z'), text::kKindLower);
+  EXPECT_EQ(text::CodePointKindOf(0x01C5), text::kKindUpper);   // Dž (Lt)
+  EXPECT_EQ(text::CodePointKindOf(0x0436), text::kKindLower);   // Cyrillic zhe (Ll)
+  EXPECT_EQ(text::CodePointKindOf(0x02B0), text::kKindLetter);  // modifier h (Lm)
+  EXPECT_EQ(text::CodePointKindOf(0x4E2D), text::kKindLetter);  // CJK (Lo)
+  EXPECT_EQ(text::CodePointKindOf(0x0301), text::kKindMark);    // combining acute (Mn)
+  EXPECT_EQ(text::CodePointKindOf(0x0903), text::kKindMark);    // Devanagari visarga (Mc)
+  EXPECT_EQ(text::CodePointKindOf('7'), text::kKindNumber);
+  EXPECT_EQ(text::CodePointKindOf('\t'), text::kKindSpace);
+  EXPECT_EQ(text::CodePointKindOf('/'), text::kKindOther);
 }
 
 TEST(UnicodeClassTest, AsciiTableAgreesWithTheRanges) {
   for (uint32_t cp = 0; cp < 128; ++cp) {
-    int from_ranges = text::kOther;
+    int from_ranges = text::kKindOther;
     for (size_t i = 0; i < text::kCodePointRangeCount; ++i) {
       if (text::kCodePointRanges[i].first <= cp && cp <= text::kCodePointRanges[i].last) {
-        from_ranges = text::kCodePointRanges[i].cls;
+        from_ranges = text::kCodePointRanges[i].kind;
       }
     }
-    EXPECT_EQ(text::kAsciiClass[cp], from_ranges) << "code point " << cp;
+    EXPECT_EQ(text::kAsciiKind[cp], from_ranges) << "code point " << cp;
   }
   for (size_t i = 1; i < text::kCodePointRangeCount; ++i) {
     EXPECT_LT(text::kCodePointRanges[i - 1].last, text::kCodePointRanges[i].first);
@@ -163,6 +181,39 @@ std::vector<std::string> Split(std::string_view s, PreTokenizerKind kind) {
 }
 
 using Pieces = std::vector<std::string>;
+
+std::string FromHex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+// The gpt-4o (o200k) split, piece for piece, against the `tokenizers` package's pre-tokenizer
+// on the tokenizer.json golden texts and gpt-4o's own (letter case, marks, contractions after
+// words, slashes): tests/golden/tokenizer_json/gpt4o_pieces.txt, from
+// tests/reference/make_tokenizer_json_golden.py. Ids alone would not show a split no merge
+// crosses.
+TEST(PreTokenizerTest, Gpt4oPiecesAreTheReferences) {
+  std::ifstream in(STATICLM_GOLDEN_DIR "/tokenizer_json/gpt4o_pieces.txt");
+  ASSERT_TRUE(in.good());
+  std::string line, text;
+  int checked = 0;
+  while (std::getline(in, line)) {
+    if (line.rfind("text", 0) == 0) {
+      text = FromHex(line.size() > 5 ? line.substr(5) : "");
+    } else if (line.rfind("pieces", 0) == 0) {
+      Pieces want;
+      std::istringstream hexes(line.substr(6));
+      std::string hex;
+      while (hexes >> hex) want.push_back(FromHex(hex));
+      EXPECT_EQ(Split(text, PreTokenizerKind::kGpt4o), want) << "text: '" << text << "'";
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 40);
+}
 
 TEST(PreTokenizerTest, DigitsThenGpt2) {
   const auto k = PreTokenizerKind::kDigitsThenGpt2;

@@ -134,18 +134,110 @@ size_t PieceSplitter::PieceEndLlama3(size_t pos, size_t max_digits) const {
   // " ?[^\s\p{L}\p{N}]+[\r\n]*"
   if (cls == kOther) return CrLfRunEnd(RunEnd(pos, kOther));
   if (text_[pos] == ' ' && next_cls == kOther) return CrLfRunEnd(RunEnd(next, kOther));
-  // \s*[\r\n]+: the whitespace run up to and including its last line break.
+  return SpacesWithLineBreaksEnd(pos);
+}
+
+// At whitespace: \s*[\r\n]+ (the run up to and including its last line break), else
+// \s+(?!\S)|\s+ — the last alternatives of the Llama 3, Qwen2 and gpt-4o patterns.
+size_t PieceSplitter::SpacesWithLineBreaksEnd(size_t pos) const {
   size_t end = pos;
   size_t line_break_end = 0;
-  while (end < size) {
+  while (end < text_.size()) {
     size_t n = 0;
     if (ClassAt(end, &n) != kSpace) break;
     if (IsCrLf(text_[end])) line_break_end = n;
     end = n;
   }
   if (line_break_end != 0) return line_break_end;
-  // \s+(?!\S)|\s+
   return WhitespaceEnd(pos);
+}
+
+namespace {
+
+// gpt-4o's letter sets: [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] ("upper") and
+// [\p{Ll}\p{Lm}\p{Lo}\p{M}] ("lower"); Lm, Lo and marks are in both.
+bool InUpperSet(CodePointKind k) {
+  return k == kKindUpper || k == kKindLetter || k == kKindMark;
+}
+bool InLowerSet(CodePointKind k) {
+  return k == kKindLower || k == kKindLetter || k == kKindMark;
+}
+
+}  // namespace
+
+// From `start`, "[upper]*[lower]+" (lower_run_required) or "[upper]+[lower]*": the end of the
+// match, or npos. Greedy with backtracking, worked out: the upper run goes as far as it can;
+// a lower run after it extends the match to that run's end. Without one, the first form backs
+// off to the last code point of the upper run that is also in the lower set, if any.
+size_t PieceSplitter::CasedWordEnd(size_t start, bool lower_run_required) const {
+  const size_t size = text_.size(), npos = std::string_view::npos;
+  size_t pos = start, last_lower_end = npos, next = 0;
+  while (pos < size) {
+    uint32_t cp = 0;
+    next = pos + static_cast<size_t>(DecodeValidUtf8(text_.data() + pos, &cp));
+    const CodePointKind k = CodePointKindOf(cp);
+    if (!InUpperSet(k)) break;
+    if (InLowerSet(k)) last_lower_end = next;
+    pos = next;
+  }
+  const bool any_upper = pos > start;
+  size_t end = pos;
+  while (end < size) {
+    uint32_t cp = 0;
+    next = end + static_cast<size_t>(DecodeValidUtf8(text_.data() + end, &cp));
+    if (!InLowerSet(CodePointKindOf(cp))) break;
+    end = next;
+  }
+  if (!lower_run_required && !any_upper) return npos;
+  if (end > pos) return end;  // a lower run after the upper one
+  return lower_run_required ? last_lower_end : pos;
+}
+
+// (?i:'s|'t|'re|'ve|'m|'ll|'d)? after a word ending at `end`.
+size_t PieceSplitter::WithContraction(size_t end) const {
+  if (end < text_.size() && text_[end] == '\'') {
+    end += ContractionLength(text_.data() + end, text_.size() - end, true);
+  }
+  return end;
+}
+
+// The gpt-4o pattern at pos, its alternatives tried in order (see the header).
+size_t PieceSplitter::PieceEndGpt4o(size_t pos) const {
+  const size_t size = text_.size(), npos = std::string_view::npos;
+  uint32_t cp = 0;
+  const size_t next = pos + static_cast<size_t>(DecodeValidUtf8(text_.data() + pos, &cp));
+  const CodePointKind kind = CodePointKindOf(cp);
+  const CodePointClass cls = CodePointClassOf(kind);
+  // [^\r\n\p{L}\p{N}]? before either word form: tried with it first, then without.
+  const bool prefix = cls != kLetter && cls != kNumber && !IsCrLf(text_[pos]);
+  for (bool lower_run_required : {true, false}) {
+    if (prefix && next < size) {
+      const size_t end = CasedWordEnd(next, lower_run_required);
+      if (end != npos) return WithContraction(end);
+    }
+    const size_t end = CasedWordEnd(pos, lower_run_required);
+    if (end != npos) return WithContraction(end);
+  }
+  // \p{N}{1,3}
+  if (cls == kNumber) {
+    size_t end = next, after = 0;
+    for (int k = 1; k < 3 && end < size && ClassAt(end, &after) == kNumber; ++k) end = after;
+    return end;
+  }
+  // " ?[^\s\p{L}\p{N}]+[\r\n/]*"
+  size_t after = 0;
+  const int next_cls = next < size ? ClassAt(next, &after) : -1;
+  size_t run = npos;
+  if (cls == kOther) {
+    run = RunEnd(pos, kOther);
+  } else if (text_[pos] == ' ' && next_cls == kOther) {
+    run = RunEnd(next, kOther);
+  }
+  if (run != npos) {
+    while (run < size && (IsCrLf(text_[run]) || text_[run] == '/')) ++run;
+    return run;
+  }
+  return SpacesWithLineBreaksEnd(pos);
 }
 
 bool PieceSplitter::Next(std::string_view* piece) {
@@ -155,6 +247,8 @@ bool PieceSplitter::Next(std::string_view* piece) {
     end = PieceEndLlama3(pos_, 3);
   } else if (kind_ == PreTokenizerKind::kQwen2) {
     end = PieceEndLlama3(pos_, 1);
+  } else if (kind_ == PreTokenizerKind::kGpt4o) {
+    end = PieceEndGpt4o(pos_);
   } else {
     end = PieceEnd(pos_);
   }

@@ -11,6 +11,11 @@
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 //   ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 // with \p{N}{1,3} (Llama 3: numbers in groups of up to three) or \p{N} (Qwen2: one each).
+// kGpt4o is the o200k split regex of GPT-4o's tokenizer.json (Phi-4-mini's; GGUF "gpt-4o"),
+// which keeps a word's case shape together and takes a contraction after the word:
+//   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//   [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//   \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,7 @@ enum class PreTokenizerKind {
   kDigitRunsThenGpt2,
   kLlama3,
   kQwen2,
+  kGpt4o,
 };
 
 // Walks `text`, which must be valid UTF-8 and must outlive the splitter. Run-phase safe: no
@@ -38,7 +44,11 @@ class PieceSplitter {
  private:
   size_t PieceEnd(size_t pos) const;
   size_t PieceEndLlama3(size_t pos, size_t max_digits) const;
+  size_t PieceEndGpt4o(size_t pos) const;
+  size_t CasedWordEnd(size_t start, bool lower_run_required) const;
+  size_t WithContraction(size_t end) const;
   size_t CrLfRunEnd(size_t pos) const;
+  size_t SpacesWithLineBreaksEnd(size_t pos) const;
   size_t WhitespaceEnd(size_t pos) const;
   size_t RunEnd(size_t pos, int cls) const;
   int ClassAt(size_t pos, size_t* next) const;

@@ -59,17 +59,20 @@ Status PreTokenizerOfGgufName(std::string_view name, text::PreTokenizerKind* kin
     *ignore_merges = true;
   } else if (is({"qwen2"})) {
     *kind = text::PreTokenizerKind::kQwen2;
+  } else if (is({"gpt-4o"})) {  // llama.cpp's name for o200k files (Phi-4-mini)
+    *kind = text::PreTokenizerKind::kGpt4o;
   } else if (name.empty() || name == "default") {
     // llama.cpp's fallback for files whose converter did not know the pre-tokenizer (it
     // warns that quality degrades); no reference tokenizer splits text that way.
-    return Status::Error(StatusCode::kUnsupported,
-                         "tokenizer.ggml.pre '%.*s' (llama.cpp's fallback) is not supported: "
-                         "reconvert naming the pre-tokenizer (gpt-2, smollm, llama-bpe, qwen2)",
-                         static_cast<int>(name.size()), name.data());
+    return Status::Error(
+        StatusCode::kUnsupported,
+        "tokenizer.ggml.pre '%.*s' (llama.cpp's fallback) is not supported: "
+        "reconvert naming the pre-tokenizer (gpt-2, smollm, llama-bpe, qwen2, gpt-4o)",
+        static_cast<int>(name.size()), name.data());
   } else {
     return Status::Error(StatusCode::kUnsupported,
                          "tokenizer.ggml.pre '%.*s' is not supported (gpt-2, smollm, starcoder, "
-                         "llama-bpe, qwen2)",
+                         "llama-bpe, qwen2, gpt-4o)",
                          static_cast<int>(std::min<size_t>(name.size(), 64)), name.data());
   }
   return Status::Ok();

@@ -20,6 +20,9 @@ constexpr std::string_view kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 constexpr std::string_view kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// GPT-4o's o200k (Phi-4-mini).
+constexpr std::string_view kGpt4oPattern =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 Status TypeOf(const Json& node, const std::string& field, std::string* type) {
   if (!node.is_object()) return json_fields::NotA(kFile, field, "an object");
@@ -115,9 +118,11 @@ Status ReadSplit(const Json& node, const std::string& field, text::PreTokenizerK
     *kind = text::PreTokenizerKind::kQwen2;
   } else if (r == kGpt2Pattern) {
     *kind = text::PreTokenizerKind::kGpt2;
+  } else if (r == kGpt4oPattern) {
+    *kind = text::PreTokenizerKind::kGpt4o;
   } else {
     return json_fields::Unsupported(kFile, Join(field, "pattern.Regex"), r,
-                                    "the GPT-2, Llama 3 and Qwen2 patterns");
+                                    "the GPT-2, Llama 3, Qwen2 and GPT-4o patterns");
   }
   std::string behavior;
   STATICLM_RETURN_IF_ERROR(json_fields::GetString(node, "behavior", kFile, field, &behavior));

@@ -71,7 +71,11 @@ size_t EncodeUtf8(uint32_t cp, char out[4]) {
 }
 
 CodePointClass ClassifyCodePoint(uint32_t cp) {
-  if (cp < 128) return static_cast<CodePointClass>(kAsciiClass[cp]);
+  return CodePointClassOf(CodePointKindOf(cp));
+}
+
+CodePointKind CodePointKindOf(uint32_t cp) {
+  if (cp < 128) return static_cast<CodePointKind>(kAsciiKind[cp]);
   size_t lo = 0;
   size_t hi = kCodePointRangeCount;
   while (lo < hi) {  // first range whose last >= cp
@@ -83,9 +87,9 @@ CodePointClass ClassifyCodePoint(uint32_t cp) {
     }
   }
   if (lo < kCodePointRangeCount && kCodePointRanges[lo].first <= cp) {
-    return kCodePointRanges[lo].cls;
+    return kCodePointRanges[lo].kind;
   }
-  return kOther;
+  return kKindOther;
 }
 
 size_t TrimTrailingSpace(std::string_view text, size_t begin, size_t end) {

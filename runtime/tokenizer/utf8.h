@@ -47,6 +47,8 @@ size_t EncodeUtf8(uint32_t cp, char out[4]);
 // The pre-tokenizer class of a code point: a table lookup for ASCII, a binary search over
 // the generated ranges otherwise.
 CodePointClass ClassifyCodePoint(uint32_t cp);
+// The finer kind (letter case, marks) the gpt-4o pattern reads, the same way.
+CodePointKind CodePointKindOf(uint32_t cp);
 
 // In valid UTF-8 `text`: the start of the run of whitespace (kSpace) code points that ends
 // at `end`, going back no further than `begin`; and the end of the run starting at `pos`.

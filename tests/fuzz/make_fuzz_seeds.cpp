@@ -105,7 +105,7 @@ void ChatTemplateSeeds() {
 
 void TokenizerJsonSeeds() {
   for (const char* style : {"gpt2", "smollm", "llama3", "qwen2", "spm", "metaspace",
-                            "metaspace_split", "gemma", "added", "digits"}) {
+                            "metaspace_split", "gemma", "added", "digits", "gpt4o"}) {
     Seed("tokenizer_json_fuzz", style,
          fuzz::ReadFileBytes(std::string(STATICLM_SOURCE_DIR "/tests/golden/tokenizer_json/") +
                              style + "/tokenizer.json"));

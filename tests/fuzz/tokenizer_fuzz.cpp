@@ -10,7 +10,9 @@
 // out of range too). Checked beyond "no crash": valid UTF-8 encodes (invalid UTF-8 is
 // refused), at most one id per byte (plus BOS and a space prefix), ids are in range, the
 // tokens' bytes give the text back (less bytes the vocabulary has no token for), and the
-// detokenizer's output is always valid UTF-8.
+// detokenizer's output is always valid UTF-8. Valid text is also split by every pre-tokenizer
+// pattern (pre_tokenizer.h: GPT-2, Llama 3, Qwen2, gpt-4o ...): the pieces are never empty and
+// join to the text.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/tokenizer/detokenizer.h"
+#include "runtime/tokenizer/pre_tokenizer.h"
 #include "runtime/tokenizer/tokenizer.h"
 #include "runtime/tokenizer/tokenizer_from_gguf.h"
 #include "runtime/tokenizer/utf8.h"
@@ -143,6 +146,24 @@ std::string Decode(const Tokenizer& tokenizer, const int32_t* ids, size_t n, boo
   return bytes;
 }
 
+void CheckEverySplit(std::string_view text) {
+  using text::PreTokenizerKind;
+  for (PreTokenizerKind k : {PreTokenizerKind::kGpt2, PreTokenizerKind::kDigitsThenGpt2,
+                             PreTokenizerKind::kDigitRunsThenGpt2, PreTokenizerKind::kLlama3,
+                             PreTokenizerKind::kQwen2, PreTokenizerKind::kGpt4o}) {
+    text::PieceSplitter splitter(text, k);
+    std::string_view piece;
+    size_t covered = 0;
+    while (splitter.Next(&piece)) {
+      if (piece.empty() || piece.data() != text.data() + covered) {
+        Fail("a pre-tokenizer piece is empty or not where the previous one ended");
+      }
+      covered += piece.size();
+    }
+    if (covered != text.size()) Fail("the pre-tokenizer pieces do not cover the text");
+  }
+}
+
 void FuzzEncode(int kind, bool parse_special, std::string_view text) {
   Tokenizer& tokenizer = g_fixture->tokenizers[kind];
   std::vector<int32_t>& ids = g_fixture->ids;
@@ -151,6 +172,7 @@ void FuzzEncode(int kind, bool parse_special, std::string_view text) {
   const bool valid = text::IsValidUtf8(text, nullptr);
   if (s.ok() != valid) Fail(valid ? "valid UTF-8 was refused" : "invalid UTF-8 was accepted");
   if (!s.ok()) return;
+  CheckEverySplit(text);
   // Callers size their id buffers by this bound (tokenizer.h): one id per byte, plus BOS,
   // plus a SentencePiece space prefix.
   if (n > text.size() + 2) Fail("Encode wrote more ids than its documented bound");

@@ -25,6 +25,8 @@ constexpr std::string_view kTexts[] = {
     "Cafe\xCC\x81 \xEA\xB0\x81 \xCD\x84 \xF0\x9F\x98\x80",
     "<|endoftext|><s> [MASK]  <tool>x</s>",
     "   1234567890   ",
+    "HelloWorld DON'T \xC7\x85x \xE4\xB8\xAD"
+    "A e\xCC\x81X a/b\r\n/",  // gpt-4o's classes
 };
 
 void Fail(const char* what) {

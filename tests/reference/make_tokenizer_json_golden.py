@@ -29,6 +29,10 @@ Styles (each the shape of a popular model's file, with a vocabulary trained here
   gemma     byte fallback with a Replace(" ", "▁") normalizer only: no space prefix (Gemma)
   added     byte-level BPE with added tokens: special and not, lstrip, rstrip, normalized
   digits    Digits(individual_digits=false) then ByteLevel (digit runs isolated whole)
+  gpt4o     Split(GPT-4o's o200k regex) then ByteLevel(use_regex=false) (Phi-4-mini), with
+            extra texts for its letter-case and mark classes (GPT4O_TEXTS); and
+            gpt4o_pieces.txt, the pre-tokenizer's pieces of every text ('text <hex>',
+            'pieces <hex> ...'), since equal ids do not show a split no merge crosses
 
 Characters the training text lacks (jamo, U+01FA, U+0344 ...) take the byte-fallback path.
 The output is deterministic: rerunning the script rewrites the same files.
@@ -51,6 +55,12 @@ LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{
                   r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"
                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT4O_PATTERN = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
 
 # Training text: plain prose and code, so that merges exist for common words, numbers,
 # spaces and punctuation; a little non-Latin text so some letters get tokens of their own.
@@ -101,6 +111,25 @@ TEXTS = [
     "  [MASK]  spaced  ",
     "< |endoftext| >",
     "The quick brown fox jumps over the lazy dog.",
+]
+
+
+# What the gpt-4o pattern reads beyond the other patterns: case shapes (CamelCase, all caps,
+# title-case digraphs Lt, modifier letters Lm, caseless Lo), combining marks (Mn, Mc) inside,
+# before and after words, contractions after upper-case words, slashes after punctuation.
+GPT4O_TEXTS = [
+    "HelloWorld XMLHttpRequest iPhone McDonald's camelCaseWord ALLCAPS",
+    "DON'T It'S they'RE WE'LL HE'D I'M O'NEIL'S 'TIS",
+    "\u01c5emal \u01c8ubljana \u01cbJ \u02b0ello a\u02b0b \u02b0",
+    "e\u0301tude E\u0301TUDE \u0301alone !\u0301 x\u0903y \u0915\u093f\u0924\u093e\u092c",
+    "path/to/file.txt\n/next a/b//c/\r\n/ end;/\n",
+    "\u4e2d\u6587English\u6df7\u5408 \u0645\u0631\u062d\u0628\u0627 \u05e9\u05dc\u05d5\u05dd",
+    "\u041c\u043e\u0441\u043a\u0432\u0430MOSCOW \u03b1\u0392\u03b3\u0394 \u00dcBER \u00fcber",
+    "123456 7 1234567 x12y",
+    "  /  \t/\t  !!\n\n  ?",
+    # An upper run holding letters of both sets with no lower run after it: the first form
+    # backs off to its last such letter, so the order of the two forms shows.
+    "\u4e2dA \u02b0B E\u0301X \u0301Q \u4e2d\u6587ABC x\u4e2dY",
 ]
 
 
@@ -250,9 +279,14 @@ def digits():
     return byte_level(pre, ["<|endoftext|>"]), None
 
 
+def gpt4o():
+    return byte_level(split_then_byte_level(GPT4O_PATTERN), ["<|endoftext|>"]), None
+
+
 STYLES = {"gpt2": gpt2, "smollm": smollm, "llama3": llama3, "qwen2": qwen2, "spm": spm,
           "metaspace": metaspace, "metaspace_split": metaspace_split, "gemma": gemma,
-          "added": added, "digits": digits}
+          "added": added, "digits": digits, "gpt4o": gpt4o}
+EXTRA_TEXTS = {"gpt4o": GPT4O_TEXTS}
 
 
 def write_style(name, tok, config):
@@ -267,7 +301,7 @@ def write_style(name, tok, config):
     tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
     version = importlib.metadata.version("tokenizers")
     lines = [f"# {name}: tokenizers {version}, tests/reference/make_tokenizer_json_golden.py"]
-    for text in TEXTS:
+    for text in TEXTS + EXTRA_TEXTS.get(name, []):
         ids = tok.encode(text).ids
         decoded = tok.decode(ids, skip_special_tokens=False)
         lines.append("text " + text.encode("utf-8").hex())
@@ -277,10 +311,25 @@ def write_style(name, tok, config):
         f.write("\n".join(lines) + "\n")
 
 
+def write_pieces(name, tok):
+    """The split pattern's pieces of each text, from the pre-tokenizer's offsets (code points)."""
+    lines = [f"# {name}_pieces: tokenizers {importlib.metadata.version('tokenizers')}, "
+             "tests/reference/make_tokenizer_json_golden.py"]
+    for text in TEXTS + EXTRA_TEXTS.get(name, []):
+        pieces = [text[a:b] for _, (a, b) in tok.pre_tokenizer.pre_tokenize_str(text)]
+        assert "".join(pieces) == text
+        lines.append("text " + text.encode("utf-8").hex())
+        lines.append(" ".join(["pieces"] + [p.encode("utf-8").hex() for p in pieces]))
+    with open(os.path.join(OUT, name + "_pieces.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     for name, make in STYLES.items():
         tok, config = make()
         write_style(name, tok, config)
+        if name == "gpt4o":
+            write_pieces(name, tok)
         print(f"{name}: {tok.get_vocab_size()} tokens")
 
 
