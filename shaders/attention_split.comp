@@ -14,7 +14,8 @@
 // (kv_heads, slots, hd), b3 partials; q8: b4 k scales, b5 v scales (kv_heads, slots); q4: b4
 // k params (kv_heads, slots / group, 2, hd), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v
 // ring (kv_heads, recent_slots, hd); Sink: b6 the step's rows of the sinks' query rotation,
-// (rows, hd / 2) × (cos, sin) of (cache_position − position) · θ_i (q4 has no Sink policy).
+// (rows, rope_dims / 2) × (cos, sin) of (cache_position − position) · θ_i (q4 has no Sink
+// policy).
 // Push constants: a n_heads, b kv_heads, c head_dim (≤ HD), d slots, e n_splits, f policy |
 // halves << 2 | sinks << 3, g window, h kv_group (q4) or the RoPE's width (Sink), i recent_slots
 // (q4), fa scale, fb 1/√head_dim (q8).

@@ -58,6 +58,12 @@ void GgufSeeds() {
   llama.AddF32("llama.rope.scaling.yarn_beta_fast", 16.0f);
   llama.AddF32("llama.rope.scaling.yarn_beta_slow", 2.0f);
   Seed("gguf_fuzz", "tiny_llama_yarn", llama.Serialize());
+  // Partial RoPE (12 of 16 elements): the width reader and the divisors for it.
+  tiny.rope_dimension_count = 12;
+  test::GgufWriter partial;
+  fuzz::Require(test::BuildTinyLlama(tiny, &partial).ok() ? STATICLM_OK : STATICLM_FORMAT_ERROR,
+                "BuildTinyLlama");
+  Seed("gguf_fuzz", "tiny_llama_partial_rope", partial.Serialize());
   test::GgufWriter spm;
   test::SpmToyVocab().AddToGguf(&spm, "gemma3");
   Seed("gguf_fuzz", "spm_toy_vocab", spm.Serialize());

@@ -105,6 +105,8 @@ struct TinyLlamaOptions {
   uint32_t context_length = 256;
   float rope_freq_base = 10000.0f;
   float rms_epsilon = 1e-5f;
+  // llama.rope.dimension_count: 0 for the head size; less for partial RoPE.
+  uint32_t rope_dimension_count = 0;
   // Layer matrices; token_embd (and output.weight) use embedding_type. Norms are always F32.
   // Quantized types need embedding_length and feed_forward_length multiples of 32.
   DType weight_type = DType::kF32;

@@ -183,7 +183,8 @@ Status BuildTinyLlama(const TinyLlamaOptions& o, GgufWriter* w) {
   w->AddF32("llama.rope.freq_base", o.rope_freq_base);
   w->AddF32("llama.attention.layer_norm_rms_epsilon", o.rms_epsilon);
   w->AddU32("llama.vocab_size", static_cast<uint32_t>(n_vocab));
-  w->AddU32("llama.rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w->AddU32("llama.rope.dimension_count",
+            o.rope_dimension_count > 0 ? o.rope_dimension_count : static_cast<uint32_t>(head_dim));
   AddTokenizer(o, w);
 
   Rng rng(o.seed);
