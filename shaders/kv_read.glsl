@@ -98,7 +98,12 @@ float sink_query_at(uint qi, uint r, uint e) {
   return e == pair.x ? y.x : y.y;
 }
 
-// Elements d and d + 1 (d even) of the query at b0[qi …] so rotated.
+// Elements d and d + 1 (d even) of the query at b0[qi …] so rotated: with adjacent pairs they
+// are one pair (d / 2), turned once; with halves each has its own.
 vec2 sink_query_pair_at(uint qi, uint r, uint d) {
+  if (!kv_rope_halves() && d < sink_rope_dims()) {
+    vec2 x = vec2(uintBitsToFloat(b0[qi + d]), uintBitsToFloat(b0[qi + d + 1u]));
+    return rotate_pair_for_sinks(x, r, d / 2u);
+  }
   return vec2(sink_query_at(qi, r, d), sink_query_at(qi, r, d + 1u));
 }
