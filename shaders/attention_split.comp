@@ -132,7 +132,7 @@ void main() {
     // An empty part (short spans leave most of the parts so): only its weight, m = −1e30 and
     // l = 0, which attention_combine skips without reading o. Loading the query and storing a
     // zero o cost every part ~2 head_dim loads and stores, ~0.5 ms a layer on lavapipe at any
-    // depth (README, Vulkan).
+    // depth (docs/vulkan.md).
     b3[out_i] = floatBitsToUint(-1e30);
     b3[out_i + 1u] = floatBitsToUint(0.0);
     return;

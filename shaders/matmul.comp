@@ -74,7 +74,7 @@ void main() {
   uint n_chunks = pc.b / uint(CHUNK);
   for (uint ch = lane; ch < n_chunks; ch += lanes) {
     // The x chunk of every row is loaded once and used for all COLS columns: on lavapipe an
-    // x load is a per-lane gather and cost more than the weights (see README, Vulkan).
+    // x load is a per-lane gather and cost more than the weights (see docs/vulkan.md).
     float xs[RT][CHUNK];
     [[unroll]] for (uint r = 0u; r < RT; ++r) {
       uint xw = pc.base0 + (r0 + min(r, nr - 1u)) * pc.b + ch * uint(CHUNK);

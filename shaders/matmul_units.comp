@@ -2,7 +2,7 @@
 // y (rows, n_out) = x (rows, n_in) · wᵀ for CPU devices such as lavapipe, where a storage load
 // is a loop over the SIMD lanes (so its cost is per load instruction, not per byte): the same
 // MODEs, bindings and output as matmul.comp's column-per-invocation style, with two changes
-// that cut the loads per weight by 3–6× (README, Vulkan):
+// that cut the loads per weight by 3–6× (docs/vulkan.md):
 //   - weights are read a unit (one or two blocks, or a K-quant super-block in steps of two
 //     sub-blocks) at a time with uvec4 loads (shaders/weight_units.glsl);
 //   - each x block is loaded once per subgroup, one uvec4 per lane, and handed to every lane

@@ -3,7 +3,7 @@
 // unit is a struct of uvec4 members (plus trailing words) that scalar block layout packs to
 // exactly the blocks' bytes, so a unit needs 2 to 8 loads where word-by-word reading needs 5 to
 // 17. On lavapipe every storage load is a loop over the SIMD lanes whatever its width, so fewer,
-// wider loads are what make the matmuls faster (README, Vulkan). The words are then dequantized
+// wider loads are what make the matmuls faster (docs/vulkan.md). The words are then dequantized
 // block by block with constant byte positions; the arithmetic is that of shaders/dequant.glsl.
 // A unit is read in UNIT_STEPS steps of STEP_BLOCKS blocks each, so that a super-block's x
 // values need not all be held at once: step t of a Q4_K or Q5_K unit is sub-blocks 2t and
