@@ -21,6 +21,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/plain_read.h"
 #include "platform/aligned_buffer.h"
 #include "platform/clock.h"
 #include "platform/thread_pool.h"
@@ -74,18 +75,6 @@ bool ParseOptions(int argc, char** argv, Options* o) {
   return argc % 2 == 1;
 }
 
-// Four independent sums, so that the loads, not one add chain, set the pace.
-uint64_t ReadWords(const uint64_t* w, size_t n) {
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    s0 += w[i];
-    s1 += w[i + 1];
-    s2 += w[i + 2];
-    s3 += w[i + 3];
-  }
-  return s0 ^ s1 ^ s2 ^ s3;
-}
-
 // One product's read: `tasks` equal slices of [begin, begin + words).
 struct ReadJob {
   const uint64_t* begin;
@@ -102,7 +91,7 @@ void ReadTask(void* user, int task) {
   const size_t first = slice * static_cast<size_t>(task);
   if (first >= j.words) return;
   const size_t n = first + slice > j.words ? j.words - first : slice;
-  j.sums[task].value ^= ReadWords(j.begin + first, n);
+  j.sums[task].value ^= staticlm::bench::ReadWords(j.begin + first, n);
 }
 
 uint64_t Read(staticlm::ThreadPool& pool, const uint64_t* begin, size_t words, int tasks) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/plain_read.h"
 #include "platform/aligned_buffer.h"
 #include "platform/clock.h"
 #include "tools/staticlm/bench_stats.h"
@@ -45,18 +46,6 @@ bool ParseOptions(int argc, char** argv, Options* o) {
     }
   }
   return argc % 2 == 1;
-}
-
-// Four independent sums, so that the loads, not one add chain, set the pace.
-uint64_t ReadSlice(const uint64_t* w, size_t n) {
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-  for (size_t i = 0; i + 4 <= n; i += 4) {
-    s0 += w[i];
-    s1 += w[i + 1];
-    s2 += w[i + 2];
-    s3 += w[i + 3];
-  }
-  return s0 ^ s1 ^ s2 ^ s3;
 }
 
 }  // namespace
@@ -87,7 +76,7 @@ int main(int argc, char** argv) {
       for (int pass = 0; pass < o.passes + 1; ++pass) {
         while (pass_started.load(std::memory_order_acquire) < pass) {
         }
-        sink.fetch_xor(ReadSlice(words + static_cast<size_t>(t) * slice, slice));
+        sink.fetch_xor(staticlm::bench::ReadWords(words + static_cast<size_t>(t) * slice, slice));
         done.fetch_add(1, std::memory_order_acq_rel);
       }
     });
@@ -96,7 +85,7 @@ int main(int argc, char** argv) {
   for (int pass = 0; pass < o.passes + 1; ++pass) {  // pass 0 warms up, untimed
     const double start = staticlm::NowSeconds();
     pass_started.store(pass, std::memory_order_release);
-    sink.fetch_xor(ReadSlice(words, slice));
+    sink.fetch_xor(staticlm::bench::ReadWords(words, slice));
     done.fetch_add(1, std::memory_order_acq_rel);
     while (done.load(std::memory_order_acquire) < (pass + 1) * o.threads) {
     }
