@@ -5,7 +5,7 @@ Starts the server on a free port (--port 0, the bound port read back from its fi
 checks: completions and chat completions, streamed (server-sent events) and not, equal the CLI's
 greedy text for the same prompt (the CLI is run here, nothing is hard-coded); concurrent
 requests up to --sessions succeed; one more while all are busy gets 503 with Retry-After;
-malformed JSON and a prompt over the context get 400 with a message; a client that goes away
+malformed JSON, mistyped fields and a prompt over the context get 400 with a message; a client that goes away
 mid-stream gives its session back; /health answers after every bad request and reports no heap allocation on the generation path.
 
 usage: serve_test.py STATICLM_CLI MODEL
@@ -201,6 +201,14 @@ def check_bad_requests(port):
          json.dumps({"messages": [{"role": "user", "content": "hello " * (2 * CTX)}]}), "context"),
         ("max_tokens over the cap", "/v1/completions", '{"prompt": "x", "max_tokens": 100000}',
          "max_tokens"),
+        # Mistyped fields: nlohmann's readers throw on them, which once gave a bare 500.
+        ("a content part whose type is a number", "/v1/chat/completions",
+         '{"messages": [{"role": "user", "content": [{"type": 5, "text": "x"}]}]}', "content"),
+        ("a role that is not a string", "/v1/chat/completions",
+         '{"messages": [{"role": ["user"], "content": "x"}]}', "role"),
+        ("a prompt that is not a string", "/v1/completions", '{"prompt": 7}', "prompt"),
+        ("a stream flag that is not a boolean", "/v1/completions",
+         '{"prompt": "x", "stream": "yes"}', "stream"),
     ]
     for name, path, body, word in cases:
         status, _, text = curl(port, "POST", path, body)

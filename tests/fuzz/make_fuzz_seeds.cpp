@@ -170,6 +170,25 @@ void SafetensorsSeeds() {
   Seed("safetensors_fuzz", "tiny", file, 0);
 }
 
+// OpenAI-style bodies of `staticlm serve`'s two endpoints (lead byte: even for completions,
+// odd for chat; the rest of it picks the --max-tokens cap, here 64).
+void ServeRequestSeeds() {
+  constexpr int kCompletions = 2 * 63, kChat = 2 * 63 + 1;
+  Seed("serve_request_fuzz", "completion",
+       Text(R"({"prompt": "Name a colour.", "max_tokens": 8, "temperature": 0.7, "top_p": 0.9,)"
+            R"( "min_p": 0.05, "top_k": 40, "seed": 7, "stream": false})"),
+       kCompletions);
+  Seed("serve_request_fuzz", "chat",
+       Text(R"({"messages": [{"role": "system", "content": "Be brief."}, {"role": "user",)"
+            R"( "content": "Hi é"}], "max_completion_tokens": 4, "stream": true})"),
+       kChat);
+  Seed("serve_request_fuzz", "chat_parts",
+       Text(R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},)"
+            R"( {"type": "text", "text": "b"}]}, {"role": "assistant", "content": "c"}],)"
+            R"( "temperature": null})"),
+       kChat);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: make_fuzz_seeds DIR\n");
@@ -182,5 +201,6 @@ int main(int argc, char** argv) {
   TokenizerJsonSeeds();
   PlanAndSessionSeeds();
   SafetensorsSeeds();
+  ServeRequestSeeds();
   return 0;
 }

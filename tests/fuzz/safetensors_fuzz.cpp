@@ -1,8 +1,9 @@
 // libFuzzer target: what a Hugging Face folder's files give init (runtime/hf/). The first byte
 // chooses the file: even, a safetensors file, whose header is parsed and whose tensor names are
 // mapped to GGUF names; odd, a config.json, which is read into GGUF metadata that GgufFile then
-// adopts and ReadModelConfig reads, as a folder's load does. Built and run by scripts/fuzz;
-// seeds in tests/fuzz/corpus/safetensors_fuzz/.
+// adopts and ReadModelConfig reads, as a folder's load does, and again with each of its first
+// values replaced by one of every other JSON type (json_type_swaps.h). Built and run by
+// scripts/fuzz; seeds in tests/fuzz/corpus/safetensors_fuzz/.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 #include "runtime/hf/hf_tensor_names.h"
 #include "runtime/hf/safetensors_header.h"
 #include "runtime/model/model_config.h"
+#include "tests/fuzz/json_type_swaps.h"
 
 namespace {
 
@@ -37,10 +39,9 @@ void Safetensors(const uint8_t* data, size_t size) {
   }
 }
 
-void Config(const uint8_t* data, size_t size) {
+void Config(std::string_view text) {
   hf::HfConfig config;
   hf::GgufHeaderBuilder header;
-  std::string_view text(reinterpret_cast<const char*>(data), size);
   if (!hf::ReadHfConfig(text, "config.json", &config, &header).ok()) return;
   // An embedding table so that ReadModelConfig gets past the metadata (no data: it is not read).
   const int64_t ne[2] = {64, 8};
@@ -59,7 +60,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (data[0] % 2 == 0) {
     Safetensors(data + 1, size - 1);
   } else {
-    Config(data + 1, size - 1);
+    const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+    Config(text);
+    // The same config with each of its first values mistyped (json_type_swaps.h).
+    fuzz::ForEachTypeSwap(text, /*max_values=*/48, /*max_depth=*/4,
+                          [](const std::string& swapped) { Config(swapped); });
   }
   return 0;
 }

@@ -9,6 +9,13 @@ using nlohmann::json;
 
 constexpr int32_t kDefaultMaxTokens = 128;  // the CLI's --max-tokens default
 
+// Whether object `o` has a string member `name`. Every field is checked this way before it is
+// read: nlohmann's readers (get, value) throw on a mistyped field, and a request must get a 400
+// naming the field, not the HTTP layer's 500.
+bool HasString(const json& o, const char* name) {
+  return o.contains(name) && o[name].is_string();
+}
+
 // A message's content: a string, or OpenAI's list of parts whose "text" parts are joined.
 bool ContentText(const json& content, std::string* out) {
   if (content.is_string()) {
@@ -17,8 +24,8 @@ bool ContentText(const json& content, std::string* out) {
   }
   if (!content.is_array()) return false;
   for (const json& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string()) {
+    if (!part.is_object() || !HasString(part, "type") || part["type"] != "text" ||
+        !HasString(part, "text")) {
       return false;
     }
     *out += part["text"].get<std::string>();
@@ -30,8 +37,7 @@ std::string ParseMessages(const json& body, ServeRequest* r) {
   if (!body.contains("messages") || !body["messages"].is_array() || body["messages"].empty())
     return "\"messages\" must be a non-empty array";
   for (const json& m : body["messages"]) {
-    if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
-      return "each message needs a string \"role\"";
+    if (!m.is_object() || !HasString(m, "role")) return "each message needs a string \"role\"";
     std::string role = m["role"].get<std::string>();
     if (role != "system" && role != "user" && role != "assistant")
       return "a message's \"role\" must be system, user or assistant";
@@ -50,7 +56,7 @@ std::string ParseMessages(const json& body, ServeRequest* r) {
 }
 
 std::string ParsePrompt(const json& body, ServeRequest* r) {
-  if (!body.contains("prompt") || !body["prompt"].is_string()) return "\"prompt\" must be a string";
+  if (!HasString(body, "prompt")) return "\"prompt\" must be a string";
   r->prompt = body["prompt"].get<std::string>();
   r->key = r->prompt;
   r->job.prompt = r->prompt.data();
