@@ -9,6 +9,13 @@
  * (staticlm_session_save, staticlm_session_load) are the exception to "no I/O": they read or
  * write a file, but they too allocate nothing.
  *
+ * NULL arguments: a NULL context, or a NULL pointer the call must read (a path, tokens,
+ * messages, a sampler) or write (a count, a token, an info struct), is
+ * STATICLM_INVALID_ARGUMENT, with a message naming it in staticlm_last_error (for a NULL
+ * context: "context is NULL"), and nothing else happens. A buffer may be NULL only with
+ * capacity 0. Calls that return no status then do nothing and return 0, -1 for a position,
+ * NULL for data (logits, history) or "" for text (backend name, notes).
+ *
  * Threading: a context is used by one thread at a time; distinct contexts are independent.
  * Ownership: the caller owns every buffer it passes; staticlm keeps no pointer to them after
  * the call returns, unless stated.

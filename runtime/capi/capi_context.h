@@ -23,6 +23,12 @@ inline staticlm_status Record(staticlm_context* c, const Status& s) {
   return ToC(s.code());
 }
 
+// A NULL the call cannot work with (include/staticlm/staticlm.h, "NULL arguments"): recorded
+// as the context's last error. `what` names the parameter.
+inline staticlm_status NullArgument(staticlm_context* c, const char* what) {
+  return Record(c, Status::Error(StatusCode::kInvalidArgument, "%s is NULL", what));
+}
+
 inline SamplerParams ToSamplerParams(const staticlm_sampler& sampler) {
   SamplerParams p;
   p.temperature = sampler.temperature;

@@ -84,7 +84,10 @@ extern "C" staticlm_status staticlm_describe_model(const char* model_path, char*
   staticlm::hf::HfFolder folder;
   staticlm::gguf::GgufFile file;
   staticlm::ModelConfig config;
-  Status s = staticlm::hf::OpenModelDescription(model_path, nullptr, &folder, &file);
+  Status s =
+      model_path == nullptr || (out == nullptr && capacity > 0)
+          ? Status::Error(staticlm::StatusCode::kInvalidArgument, "model path or out is NULL")
+          : staticlm::hf::OpenModelDescription(model_path, nullptr, &folder, &file);
   if (s.ok()) s = staticlm::ReadModelConfig(file, &config);
   if (!s.ok()) {
     if (error != nullptr && error_capacity > 0)

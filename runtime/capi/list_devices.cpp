@@ -12,7 +12,10 @@ using Describe = staticlm::Status (*)(char* out, size_t capacity, int* n_devices
 staticlm_status ListDevices(Describe describe, char* out, size_t capacity, int* n_devices,
                             char* error, size_t error_capacity) {
   int n = 0;
-  staticlm::Status s = describe(out, capacity, &n);
+  staticlm::Status s =
+      out == nullptr && capacity > 0
+          ? staticlm::Status::Error(staticlm::StatusCode::kInvalidArgument, "out is NULL")
+          : describe(out, capacity, &n);
   if (n_devices != nullptr) *n_devices = n;
   if (!s.ok() && error != nullptr && error_capacity > 0) {
     std::snprintf(error, error_capacity, "%s", s.message());

@@ -17,6 +17,7 @@ namespace {
 
 using staticlm::Status;
 using staticlm::StatusCode;
+using staticlm::capi::NullArgument;
 using staticlm::capi::Record;
 using staticlm::capi::ToC;
 
@@ -100,6 +101,8 @@ void ToCMemory(const staticlm::MemoryReport& m, staticlm_memory* out) {
 // and for saving plan files.
 Status LoadEngine(const char* model_path, const staticlm_limits* limits,
                   std::unique_ptr<staticlm::Engine>* engine) {
+  if (model_path == nullptr)
+    return Status::Error(StatusCode::kInvalidArgument, "model path is NULL");
   staticlm::EngineLimits engine_limits;
   STATICLM_RETURN_IF_ERROR(ToEngineLimits(limits, &engine_limits));
   engine->reset(new (std::nothrow) staticlm::Engine());
@@ -116,6 +119,7 @@ const char* staticlm_version(void) {
 }
 
 void staticlm_limits_default(staticlm_limits* limits) {
+  if (limits == nullptr) return;
   staticlm::EngineLimits d;
   limits->max_context = d.max_context;
   limits->max_batch = d.max_batch;
@@ -151,6 +155,9 @@ staticlm_status staticlm_plan_memory(const char* model_path, const staticlm_limi
                                      staticlm_memory* memory, char* error, size_t error_capacity) {
   staticlm::EngineLimits engine_limits;
   Status s = ToEngineLimits(limits, &engine_limits);
+  if (s.ok() && (model_path == nullptr || memory == nullptr)) {
+    s = Status::Error(StatusCode::kInvalidArgument, "model path or memory is NULL");
+  }
   staticlm::Engine* engine = nullptr;
   if (s.ok()) {
     engine = new (std::nothrow) staticlm::Engine();
@@ -167,6 +174,9 @@ staticlm_status staticlm_cpu_isa(const staticlm_limits* limits, char* out, size_
                                  char* error, size_t error_capacity) {
   staticlm::EngineLimits engine_limits;
   Status s = ToEngineLimits(limits, &engine_limits);
+  if (s.ok() && out == nullptr && capacity > 0) {
+    s = Status::Error(StatusCode::kInvalidArgument, "out is NULL");
+  }
   staticlm::BackendOptions options;
   options.reference_kernels = engine_limits.reference_kernels;
   std::memcpy(options.isa, engine_limits.isa, sizeof(options.isa));
@@ -179,6 +189,8 @@ staticlm_status staticlm_save_plan(const char* model_path, const staticlm_limits
                                    const char* plan_path, char* error, size_t error_capacity) {
   std::unique_ptr<staticlm::Engine> engine;
   Status s = LoadEngine(model_path, limits, &engine);
+  if (s.ok() && plan_path == nullptr)
+    s = Status::Error(StatusCode::kInvalidArgument, "plan path is NULL");
   if (s.ok()) s = engine->SavePlans(plan_path);
   WriteError(s, error, error_capacity);
   return ToC(s.code());
@@ -188,7 +200,9 @@ staticlm_status staticlm_plan_report(const char* model_path, const staticlm_limi
                                      int json, char* out, size_t capacity, size_t* needed,
                                      char* error, size_t error_capacity) {
   std::unique_ptr<staticlm::Engine> engine;
-  Status s = LoadEngine(model_path, limits, &engine);
+  Status s = needed != nullptr && (out != nullptr || capacity == 0)
+                 ? LoadEngine(model_path, limits, &engine)
+                 : Status::Error(StatusCode::kInvalidArgument, "needed or out is NULL");
   if (!s.ok()) {
     WriteError(s, error, error_capacity);
     return ToC(s.code());
@@ -204,9 +218,17 @@ staticlm_status staticlm_plan_report(const char* model_path, const staticlm_limi
 
 staticlm_status staticlm_create(const char* model_path, const staticlm_limits* limits,
                                 staticlm_context** context, char* error, size_t error_capacity) {
+  if (context == nullptr) {
+    WriteError(Status::Error(StatusCode::kInvalidArgument, "context is NULL"), error,
+               error_capacity);
+    return STATICLM_INVALID_ARGUMENT;
+  }
   *context = nullptr;
   staticlm::EngineLimits engine_limits;
   Status s = ToEngineLimits(limits, &engine_limits);
+  if (s.ok() && model_path == nullptr) {
+    s = Status::Error(StatusCode::kInvalidArgument, "model path is NULL");
+  }
   staticlm_context* c = nullptr;
   if (s.ok()) {
     c = new (std::nothrow) staticlm_context();
@@ -232,10 +254,12 @@ const char* staticlm_last_error(const staticlm_context* context) {
 }
 
 void staticlm_get_memory(const staticlm_context* context, staticlm_memory* memory) {
+  if (context == nullptr || memory == nullptr) return;
   ToCMemory(context->engine.memory(), memory);
 }
 
 void staticlm_get_model_info(const staticlm_context* context, staticlm_model_info* info) {
+  if (context == nullptr || info == nullptr) return;
   const staticlm::ModelConfig& c = context->engine.config();
   info->n_layers = c.n_layers;
   info->width = c.width;
@@ -253,7 +277,10 @@ void staticlm_get_model_info(const staticlm_context* context, staticlm_model_inf
 staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, size_t text_bytes,
                                   int parse_special, int32_t* tokens, size_t capacity,
                                   size_t* n_tokens) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (n_tokens == nullptr) return NullArgument(context, "n_tokens");
   *n_tokens = 0;
+  if (tokens == nullptr && capacity > 0) return NullArgument(context, "tokens");
   const Status& text_status = context->engine.model().text_status();
   if (!text_status.ok()) return Record(context, text_status);
   if (text == nullptr && text_bytes > 0) {
@@ -266,7 +293,10 @@ staticlm_status staticlm_tokenize(staticlm_context* context, const char* text, s
 
 staticlm_status staticlm_token_piece(staticlm_context* context, int32_t token, char* out,
                                      size_t capacity, size_t* n_bytes) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (n_bytes == nullptr) return NullArgument(context, "n_bytes");
   *n_bytes = 0;
+  if (out == nullptr && capacity > 0) return NullArgument(context, "out");
   if (token < 0 || token >= context->engine.tokenizer().vocab_size()) {
     return Record(context, Status::Error(StatusCode::kInvalidArgument, "token id out of range"));
   }
@@ -285,7 +315,11 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
                                      int add_generation_prompt, int continuation, char* out,
                                      size_t capacity, size_t* n_bytes) {
   static_assert(sizeof(staticlm_chat_message) == sizeof(staticlm::ChatMessage));
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (n_bytes == nullptr) return NullArgument(context, "n_bytes");
   *n_bytes = 0;
+  if (out == nullptr && capacity > 0) return NullArgument(context, "out");
+  if (messages == nullptr && n_messages > 0) return NullArgument(context, "messages");
   const Status& text_status = context->engine.model().text_status();
   if (!text_status.ok()) return Record(context, text_status);
   const auto* m = reinterpret_cast<const staticlm::ChatMessage*>(messages);
@@ -298,10 +332,13 @@ staticlm_status staticlm_format_chat(staticlm_context* context,
 }
 
 staticlm_status staticlm_set_chat_format(staticlm_context* context, const char* name) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
   return Record(context, CatchingBadAlloc([&] { return context->engine.SetChatFormat(name); }));
 }
 
 staticlm_status staticlm_chat_format(staticlm_context* context, staticlm_chat_format_info* info) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (info == nullptr) return NullArgument(context, "info");
   const staticlm::ChatTemplate& t = context->engine.chat_template();
   const staticlm::ChatFormat* f = t.format();
   if (f == nullptr) {
@@ -316,21 +353,22 @@ staticlm_status staticlm_chat_format(staticlm_context* context, staticlm_chat_fo
 
 staticlm_status staticlm_prefill(staticlm_context* context, const int32_t* tokens,
                                  size_t n_tokens) {
-  if (tokens == nullptr) {
-    return Record(context, Status::Error(StatusCode::kInvalidArgument, "tokens are NULL"));
-  }
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (tokens == nullptr) return NullArgument(context, "tokens");
   return Record(context, context->engine.Prefill(tokens, n_tokens));
 }
 
 staticlm_status staticlm_decode(staticlm_context* context, int32_t token) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
   return Record(context, context->engine.Prefill(&token, 1));
 }
 
 const float* staticlm_logits(const staticlm_context* context) {
-  return context->engine.logits();
+  return context == nullptr ? nullptr : context->engine.logits();
 }
 
 void staticlm_sampler_default(staticlm_sampler* sampler) {
+  if (sampler == nullptr) return;
   staticlm::SamplerParams d;
   sampler->temperature = d.temperature;
   sampler->top_k = d.top_k;
@@ -341,63 +379,80 @@ void staticlm_sampler_default(staticlm_sampler* sampler) {
 }
 
 void staticlm_seed(staticlm_context* context, uint64_t seed) {
-  context->engine.Seed(seed);
+  if (context != nullptr) context->engine.Seed(seed);
 }
 
 staticlm_status staticlm_sample(staticlm_context* context, const staticlm_sampler* sampler,
                                 int32_t* token) {
-  if (sampler == nullptr) {
-    return Record(context, Status::Error(StatusCode::kInvalidArgument, "sampler is NULL"));
-  }
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (sampler == nullptr) return NullArgument(context, "sampler");
+  if (token == nullptr) return NullArgument(context, "token");
   return Record(context, context->engine.Sample(staticlm::capi::ToSamplerParams(*sampler), token));
 }
 
 int staticlm_is_end_of_generation(const staticlm_context* context, int32_t token) {
+  if (context == nullptr) return 0;
   return context->engine.tokenizer().IsEndOfGeneration(token) ? 1 : 0;
 }
 
 staticlm_status staticlm_token_to_text(staticlm_context* context, int32_t token, char* out,
                                        size_t capacity, size_t* n_bytes) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (n_bytes == nullptr) return NullArgument(context, "n_bytes");
   *n_bytes = 0;
+  if (out == nullptr && capacity > 0) return NullArgument(context, "out");
   staticlm::Engine& e = context->engine;
   if (!e.model().text_status().ok()) return Record(context, e.model().text_status());
   return Record(context, e.detokenizer()->Push(e.tokenizer(), token, out, capacity, n_bytes));
 }
 
 size_t staticlm_flush_text(staticlm_context* context, char* out, size_t capacity) {
+  if (context == nullptr || (out == nullptr && capacity > 0)) return 0;
   return context->engine.detokenizer()->Flush(out, capacity);
 }
 
 void staticlm_reset(staticlm_context* context) {
-  context->engine.Reset();
+  if (context != nullptr) context->engine.Reset();
 }
 
 int32_t staticlm_position(const staticlm_context* context) {
-  return context->engine.position();
+  return context == nullptr ? -1 : context->engine.position();
 }
 
 const int32_t* staticlm_history(const staticlm_context* context, size_t* n_tokens) {
+  if (n_tokens == nullptr) return nullptr;
+  if (context == nullptr) {
+    *n_tokens = 0;
+    return nullptr;
+  }
   return context->engine.history(n_tokens);
 }
 
 staticlm_status staticlm_snapshot_save(staticlm_context* context, int32_t slot) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
   return Record(context, context->engine.SaveSnapshot(slot));
 }
 
 staticlm_status staticlm_snapshot_restore(staticlm_context* context, int32_t slot) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
   return Record(context, context->engine.RestoreSnapshot(slot));
 }
 
 staticlm_status staticlm_session_save(staticlm_context* context, const char* path) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (path == nullptr) return NullArgument(context, "path");
   return Record(context, context->engine.SaveSession(path));
 }
 
 staticlm_status staticlm_session_load(staticlm_context* context, const char* path) {
+  if (context == nullptr) return STATICLM_INVALID_ARGUMENT;
+  if (path == nullptr) return NullArgument(context, "path");
   return Record(context, context->engine.LoadSession(path));
 }
 
 void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, int32_t position,
                             staticlm_step_cost* cost) {
+  if (context == nullptr || cost == nullptr) return;
   staticlm::StepCost c =
       staticlm::EstimateStepCost(context->engine.plan_for(n_tokens), n_tokens, position);
   cost->weight_bytes = c.weight_bytes;
@@ -410,18 +465,22 @@ void staticlm_step_cost_get(const staticlm_context* context, int32_t n_tokens, i
 }
 
 const char* staticlm_backend_name(const staticlm_context* context) {
+  if (context == nullptr) return "";
   return context->engine.backend()->name();
 }
 
 const char* staticlm_init_notes(const staticlm_context* context) {
+  if (context == nullptr) return "";
   return context->engine.init_notes();
 }
 
 const char* staticlm_backend_description(const staticlm_context* context) {
+  if (context == nullptr) return "";
   return context->engine.backend()->description();
 }
 
 double staticlm_sync_seconds(const staticlm_context* context) {
+  if (context == nullptr) return 0.0;
   return context->engine.backend()->sync_seconds();
 }
 
@@ -447,7 +506,7 @@ void staticlm_reset_op_profile(staticlm_context* context) {
 }
 
 void staticlm_reset_sync_seconds(staticlm_context* context) {
-  context->engine.backend()->ResetSyncSeconds();
+  if (context != nullptr) context->engine.backend()->ResetSyncSeconds();
 }
 
 }  // extern "C"
