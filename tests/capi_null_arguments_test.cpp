@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "staticlm/staticlm.h"
+#include "tests/support/context_helpers.h"
 
 namespace {
 
@@ -28,13 +29,12 @@ class CapiNullTest : public ::testing::Test {
     limits.max_batch = 2;
     limits.threads = 1;
     limits.max_snapshots = 1;
-    char error[256] = {0};
-    ASSERT_EQ(staticlm_create(STATICLM_DEFAULT_MODEL, &limits, &context_, error, sizeof(error)),
-              STATICLM_OK)
-        << error;
+    owned_ = staticlm::test::CreateContext(STATICLM_DEFAULT_MODEL, limits);
+    context_ = owned_.get();
+    ASSERT_NE(context_, nullptr);
   }
-  void TearDown() override { staticlm_destroy(context_); }
 
+  staticlm::test::ContextPtr owned_;
   staticlm_context* context_ = nullptr;
 };
 
