@@ -194,6 +194,62 @@ TEST_F(EngineTest, ThreadCountDoesNotChangeTheLogits) {
   }
 }
 
+// Decode rows that attend many keys are computed in parts over their keys, one task each, and
+// merged (backends/cpu/attention_split.h): 701 keys are three parts of each of the tiny model's
+// two KV heads, in the static cache, with q8 and under a window of 400. Still not a bit may
+// change with the thread count, and the deep sequence decoded in a batch beside a shallow one
+// gets the bits it gets alone in a context of one sequence.
+TEST_F(EngineTest, SplitDecodeAttentionKeepsEveryBitAcrossThreadsAndBatches) {
+  const std::string path = staticlm::test::TempPath("engine_tiny_long.gguf");
+  staticlm::test::TinyLlamaOptions options;
+  options.weight_type = staticlm::DType::kQ4_1;
+  options.embedding_type = staticlm::DType::kQ8_0;
+  options.context_length = 1024;
+  ASSERT_TRUE(staticlm::test::WriteTinyLlama(path.c_str(), options).ok());
+  const std::vector<int32_t> deep = Prompt(700), shallow = Prompt(20);
+  struct Mode {
+    staticlm_kv_type kv;
+    int32_t window;
+  };
+  for (Mode mode :
+       {Mode{STATICLM_KV_F16, 0}, Mode{STATICLM_KV_Q8, 0}, Mode{STATICLM_KV_F16, 400}}) {
+    auto limits = [&](int threads, int batch) {
+      staticlm_limits l;
+      staticlm_limits_default(&l);
+      l.threads = threads;
+      l.max_batch = batch;
+      l.max_context = 1024;
+      l.prefill_chunk = 64;
+      l.kv_type = mode.kv;
+      l.window = mode.window;
+      return l;
+    };
+    Context alone = staticlm::test::CreateContext(path.c_str(), limits(2, 1));
+    ASSERT_NE(alone, nullptr);
+    ASSERT_EQ(staticlm_prefill(alone.get(), deep.data(), deep.size()), STATICLM_OK);
+    ASSERT_EQ(staticlm_decode(alone.get(), 99), STATICLM_OK);
+    const std::vector<float> want = Logits(alone.get());
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads, kv " + std::to_string(mode.kv) +
+                   ", window " + std::to_string(mode.window));
+      Context single = staticlm::test::CreateContext(path.c_str(), limits(threads, 1));
+      ASSERT_NE(single, nullptr);
+      ASSERT_EQ(staticlm_prefill(single.get(), deep.data(), deep.size()), STATICLM_OK);
+      ASSERT_EQ(staticlm_decode(single.get(), 99), STATICLM_OK);
+      EXPECT_EQ(Logits(single.get()), want);
+
+      Context batch = staticlm::test::CreateContext(path.c_str(), limits(threads, 2));
+      ASSERT_NE(batch, nullptr);
+      ASSERT_EQ(staticlm_seq_prefill(batch.get(), 0, shallow.data(), shallow.size()), STATICLM_OK);
+      ASSERT_EQ(staticlm_seq_prefill(batch.get(), 1, deep.data(), deep.size()), STATICLM_OK);
+      const int32_t sequences[2] = {0, 1}, tokens[2] = {99, 99};
+      ASSERT_EQ(staticlm_decode_batch(batch.get(), sequences, tokens, 2), STATICLM_OK);
+      const float* got = staticlm_seq_logits(batch.get(), 1);
+      EXPECT_EQ(std::vector<float>(got, got + want.size()), want);
+    }
+  }
+}
+
 // Each ISA's kernels (--isa) against the reference kernels on a whole model: only summation
 // order differs, so the logits agree to float rounding at every step of a greedy run (the
 // kernels are checked one by one in fast_matmul_test). Both contexts are fed the reference's

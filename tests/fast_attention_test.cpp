@@ -1,6 +1,7 @@
 // The SIMD attention kernels (AVX-512 and AVX2, or NEON on arm64) against ref::Attention on random
 // data of awkward sizes, for every cache policy (static, sliding window, sinks) and storage (f16,
 // f32, q8, q4): only the order of float additions (and e^x, within 2 ulp) may differ.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -47,53 +48,68 @@ std::vector<std::pair<std::string, AttentionFn>> Kernels(int64_t hd) {
   return out;
 }
 
+// A cache of `type` holding random keys and values for positions 0 … c.first + c.rows − 1 (the
+// vectors are the cache's storage), and random queries for the step's rows.
+struct FilledCache {
+  std::vector<float> k, v, q;
+  std::vector<uint8_t> kc, vc;
+  std::vector<float> ks, vs, kr, vr;
+  ref::KvCacheView view;
+
+  FilledCache(DType type, const Case& c) {
+    const int64_t total = c.first + c.rows;
+    k = Random(size_t(total * c.kv_heads * c.hd), 1);
+    v = Random(size_t(total * c.kv_heads * c.hd), 2);
+    q = Random(size_t(c.rows * c.heads * c.hd), 3);
+    const bool q4 = type == kDTypeKvQ4;
+    const size_t elem = type == DType::kF32 ? 4 : (type == DType::kF16 ? 2 : 1);
+    kc.resize(size_t(c.kv_heads * c.slots * c.hd) * elem / (q4 ? 2 : 1));
+    vc.resize(kc.size());
+    // q8: a scale per row; q4: keys (scale, min) per group and channel, values per row.
+    ks.resize(size_t(c.kv_heads * c.slots) * (q4 ? 2 * size_t(c.hd) / size_t(c.group) : 1));
+    vs.resize(size_t(c.kv_heads * c.slots) * (q4 ? 2 : 1));
+    kr.resize(size_t(c.kv_heads * c.recent * c.hd));
+    vr.resize(kr.size());
+    OpParams& p = view.params;
+    p.n_heads = int32_t(c.heads);
+    p.n_kv_heads = int32_t(c.kv_heads);
+    p.head_dim = int32_t(c.hd);
+    p.scale = 1.0f / std::sqrt(float(c.hd));
+    p.rope_base = 10000.0f;
+    p.cache_policy = c.policy;
+    p.window = c.window;
+    p.sinks = c.sinks;
+    p.cache_slots = int32_t(c.slots);
+    p.kv_quant = type == kDTypeI8 ? KvQuant::kQ8 : (q4 ? KvQuant::kQ4 : KvQuant::kNone);
+    p.kv_group = c.group;
+    p.recent_slots = c.recent;
+    view.type = type;
+    view.k = kc.data();
+    view.v = vc.data();
+    if (type == kDTypeI8 || q4) {
+      view.k_side = ks.data();
+      view.v_side = vs.data();
+    }
+    if (q4) {
+      view.k_recent = kr.data();
+      view.v_recent = vr.data();
+    }
+    // Positions before `first` one at a time (a ring overwrites as it goes), then the step's
+    // rows in one store, as the engine does.
+    for (int32_t t = 0; t < c.first; ++t) {
+      ref::KvStore(k.data() + t * c.kv_heads * c.hd, v.data() + t * c.kv_heads * c.hd, 1, t, view);
+    }
+    ref::KvStore(k.data() + c.first * c.kv_heads * c.hd, v.data() + c.first * c.kv_heads * c.hd,
+                 c.rows, c.first, view);
+  }
+};
+
 void Compare(DType type, const Case& c) {
   const auto kernels = Kernels(c.hd);
   if (kernels.empty()) GTEST_SKIP() << "no SIMD attention on this CPU";
-  const int64_t total = c.first + c.rows;
-  auto k = Random(size_t(total * c.kv_heads * c.hd), 1);
-  auto v = Random(size_t(total * c.kv_heads * c.hd), 2);
-  auto q = Random(size_t(c.rows * c.heads * c.hd), 3);
-  const bool q4 = type == kDTypeKvQ4;
-  const size_t elem = type == DType::kF32 ? 4 : (type == DType::kF16 ? 2 : 1);
-  std::vector<uint8_t> kc(size_t(c.kv_heads * c.slots * c.hd) * elem / (q4 ? 2 : 1)), vc(kc.size());
-  // q8: a scale per row; q4: keys (scale, min) per group and channel, values per row.
-  std::vector<float> ks(size_t(c.kv_heads * c.slots) *
-                        (q4 ? 2 * size_t(c.hd) / size_t(c.group) : 1));
-  std::vector<float> vs(size_t(c.kv_heads * c.slots) * (q4 ? 2 : 1));
-  std::vector<float> kr(size_t(c.kv_heads * c.recent * c.hd)), vr(kr.size());
-  ref::KvCacheView cache;
-  OpParams& p = cache.params;
-  p.n_heads = int32_t(c.heads);
-  p.n_kv_heads = int32_t(c.kv_heads);
-  p.head_dim = int32_t(c.hd);
-  p.scale = 1.0f / std::sqrt(float(c.hd));
-  p.rope_base = 10000.0f;
-  p.cache_policy = c.policy;
-  p.window = c.window;
-  p.sinks = c.sinks;
-  p.cache_slots = int32_t(c.slots);
-  p.kv_quant = type == kDTypeI8 ? KvQuant::kQ8 : (q4 ? KvQuant::kQ4 : KvQuant::kNone);
-  p.kv_group = c.group;
-  p.recent_slots = c.recent;
-  cache.type = type;
-  cache.k = kc.data();
-  cache.v = vc.data();
-  if (type == kDTypeI8 || q4) {
-    cache.k_side = ks.data();
-    cache.v_side = vs.data();
-  }
-  if (q4) {
-    cache.k_recent = kr.data();
-    cache.v_recent = vr.data();
-  }
-  // Positions before `first` one at a time (a ring overwrites as it goes), then the step's rows
-  // in one store, as the engine does.
-  for (int32_t t = 0; t < c.first; ++t) {
-    ref::KvStore(k.data() + t * c.kv_heads * c.hd, v.data() + t * c.kv_heads * c.hd, 1, t, cache);
-  }
-  ref::KvStore(k.data() + c.first * c.kv_heads * c.hd, v.data() + c.first * c.kv_heads * c.hd,
-               c.rows, c.first, cache);
+  FilledCache filled(type, c);
+  const ref::KvCacheView& cache = filled.view;
+  const std::vector<float>& q = filled.q;
   std::vector<float> s1(size_t(c.heads * c.slots)), s2(s1.size());
   std::vector<float> o1(size_t(c.rows * c.heads * c.hd)), o2(o1.size()), o3(o1.size());
   ref::Attention(q.data(), c.rows, c.first, cache, s1.data(), o1.data(), 0, c.heads);
@@ -124,6 +140,80 @@ TEST(FastAttentionTest, MatchesReferenceOnAwkwardSizes) {
     Compare(type, {16, 2, 128, 70, 3, 40});
     if (type != kDTypeI8) Compare(type, {10, 2, 80, 50, 2, 30});
     if (type != kDTypeI8) Compare(type, {6, 3, 48, 33, 1, 31});
+  }
+}
+
+// A decode row split over its keys (attention_split.h): each part over a range of the keys, for
+// every KV head's group of query heads, merged per head, against ref::Attention over all the
+// keys; across the sinks' edge and the ring's wrap, for every split count up to the most.
+void CompareParts(DType type, const Case& c) {
+  const char* name = nullptr;
+  AttentionPartFn part = nullptr;
+  bool groups = false;
+  const KvQuant quant = type == kDTypeI8 ? KvQuant::kQ8 : KvQuant::kNone;
+  SelectAttention(DetectCpuFeatures(), c.hd, &name, &groups, quant, &part);
+  if (part == nullptr) GTEST_SKIP() << name << " attention has no split parts";
+  ASSERT_TRUE(groups);
+  ASSERT_EQ(c.rows, 1);
+  FilledCache filled(type, c);
+  const ref::KvCacheView& cache = filled.view;
+  const OpParams& p = cache.params;
+  const std::vector<float>& q = filled.q;
+  std::vector<float> scores(size_t(c.heads * c.slots)), want(size_t(c.heads * c.hd));
+  ref::Attention(q.data(), 1, c.first, cache, scores.data(), want.data(), 0, c.heads);
+  const int64_t keys = AttendedKeys(p, c.first);
+  const int64_t group = c.heads / c.kv_heads;
+  const int64_t floats = AttentionPartFloats(c.hd);
+  for (int splits = 1; splits <= kMaxAttentionSplits; ++splits) {
+    std::vector<float> parts(size_t(c.heads * splits * floats), NAN), got(want.size());
+    std::fill(scores.begin(), scores.end(), NAN);
+    for (int64_t g = 0; g < c.kv_heads; ++g) {
+      for (int s = 0; s < splits; ++s) {
+        part(q.data(), c.first, cache, scores.data(), g * group, (g + 1) * group,
+             AttentionSplitBegin(keys, s, splits), AttentionSplitBegin(keys, s + 1, splits),
+             parts.data() + (g * group * splits + s) * floats, splits * floats);
+      }
+    }
+    for (int64_t h = 0; h < c.heads; ++h) {
+      MergeAttentionParts(parts.data() + h * splits * floats, splits, c.hd, quant == KvQuant::kQ8,
+                          got.data() + h * c.hd);
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_NEAR(want[i], got[i], 2e-5f * (1.0f + std::fabs(want[i])))
+          << name << " " << DTypeName(type) << " " << CachePolicyName(c.policy) << ", " << splits
+          << " parts of " << keys << " keys, element " << i;
+    }
+  }
+}
+
+TEST(FastAttentionTest, SplitPartsMergeToTheReference) {
+  for (DType type : {DType::kF16, DType::kF32, kDTypeI8}) {
+    // Deep in a static cache; groups of 3 (SmolLM2's) and one KV head of 4 (Gemma 3's shape,
+    // 256 dims); 8 query heads a KV head (two passes of 4).
+    CompareParts(type, {9, 3, 64, 1100, 1, 1099});
+    CompareParts(type, {4, 1, 256, 700, 1, 650});
+    CompareParts(type, {16, 2, 128, 300, 1, 299});
+    // A window whose ring has wrapped (its keys in two runs), and sinks before a wrapped ring.
+    CompareParts(type, {6, 2, 32, 300, 1, 1000, CachePolicy::kSlidingWindow, 280});
+    CompareParts(type, {6, 2, 32, 300, 1, 1000, CachePolicy::kSink, 280, 5});
+  }
+}
+
+TEST(FastAttentionTest, SplitCountsDependOnKeysAndGroupsOnly) {
+  EXPECT_EQ(AttentionSplits(1, 1), 1);
+  EXPECT_EQ(AttentionSplits(kKeysPerAttentionSplit, 1), 1);
+  EXPECT_EQ(AttentionSplits(kKeysPerAttentionSplit + 1, 1), 2);
+  EXPECT_EQ(AttentionSplits(100 * kKeysPerAttentionSplit, 1), kMaxAttentionSplits);
+  // Three groups: at most kMaxAttentionSplits tasks a row, so at most 2 parts each.
+  EXPECT_EQ(AttentionSplits(100 * kKeysPerAttentionSplit, 3), kMaxAttentionSplits / 3);
+  EXPECT_EQ(AttentionSplits(100 * kKeysPerAttentionSplit, kMaxAttentionSplits + 1), 1);
+  // The parts cover the keys in order, none empty.
+  const int64_t keys = 5 * kKeysPerAttentionSplit + 3;
+  const int splits = AttentionSplits(keys, 1);
+  EXPECT_EQ(AttentionSplitBegin(keys, 0, splits), 0);
+  EXPECT_EQ(AttentionSplitBegin(keys, splits, splits), keys);
+  for (int s = 0; s < splits; ++s) {
+    EXPECT_LT(AttentionSplitBegin(keys, s, splits), AttentionSplitBegin(keys, s + 1, splits));
   }
 }
 

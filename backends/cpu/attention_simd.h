@@ -27,6 +27,41 @@ inline SlotWalk WalkFrom(const OpParams& p, int64_t position) {
           p.cache_policy == CachePolicy::kSink ? int64_t{p.sinks} : 0};
 }
 
+// The storage of the cache rows a grouped kernel (AVX2, AVX-512) is instantiated for, and its
+// bytes per value.
+enum class KvKind { kF16, kF32, kI8 };
+
+template <KvKind K>
+constexpr int64_t KvBytes() {
+  return K == KvKind::kF32 ? 4 : (K == KvKind::kF16 ? 2 : 1);
+}
+
+// A run of keys or values in consecutive slots.
+struct SlotRun {
+  int64_t slot, count;
+};
+
+// The runs a query at `position` attends, in score order: the sinks (scored with the query
+// turned to its position inside the cache), then the recent positions, split where the ring
+// wraps.
+struct AttendedRuns {
+  SlotRun sinks;
+  SlotRun recent[2];
+  int n_recent = 0;
+};
+
+inline AttendedRuns RunsOf(const OpParams& p, const AttendedSpans& span, int64_t position) {
+  AttendedRuns r;
+  r.sinks = {0, span.sink_end};
+  const int64_t count = position >= span.begin ? position - span.begin + 1 : 0;
+  if (count == 0) return r;
+  const SlotWalk walk = WalkFrom(p, span.begin);
+  const int64_t first = walk.wrap_at - walk.slot < count ? walk.wrap_at - walk.slot : count;
+  r.recent[r.n_recent++] = {walk.slot, first};
+  if (first < count) r.recent[r.n_recent++] = {walk.wrap_to, count - first};
+  return r;
+}
+
 // One KV head's keys or values: rows of head_dim at `base`, with q8 scales beside.
 struct KvRows {
   DType type;

@@ -191,6 +191,73 @@ void AttentionTask(void* user, int task) {
 
 // Whether `op` is a product whose activations are quantized: every weight of it has an integer
 // kernel for `bits`-bit activations, as RunMatMul decides.
+// Decode attention split over the keys (attention_split.h): task t is part s of KV-head group g
+// of row r, tasks [first_task[r], first_task[r + 1]) the row's, splits[r] parts a group.
+struct SplitAttentionJob {
+  const AttentionJob* whole;
+  AttentionPartFn part;
+  float* parts;  // row r, head h, part s at ((r · n_heads + h) · kMaxAttentionSplits + s) · floats
+  int64_t part_floats;
+  int64_t keys[kMaxAttentionSplitRows];
+  int splits[kMaxAttentionSplitRows];
+  int first_task[kMaxAttentionSplitRows + 1];
+};
+
+void SplitAttentionTask(void* user, int task) {
+  const SplitAttentionJob& j = *static_cast<const SplitAttentionJob*>(user);
+  const AttentionJob& w = *j.whole;
+  const StepParams& step = *w.step;
+  int r = 0;
+  while (task >= j.first_task[r + 1]) ++r;
+  const int local = task - j.first_task[r];
+  const int64_t head = local / j.splits[r] * w.heads_per_task;
+  const int split = local % j.splits[r];
+  const bool batched = step.row_positions != nullptr;
+  const int32_t position = batched ? step.row_positions[r] : step.position;
+  const ref::KvCacheView cache = w.cache.Of(batched ? step.row_sequences[r] : step.sequence);
+  const float* q = w.q + r * w.q_width;
+  float* scores = w.scores + (batched ? r * w.score_stride : 0);
+  if (j.splits[r] == 1) {
+    w.fn(q, 1, position, cache, scores, w.out + r * w.q_width, head, head + w.heads_per_task);
+    return;
+  }
+  const int64_t begin = AttentionSplitBegin(j.keys[r], split, j.splits[r]);
+  const int64_t end = AttentionSplitBegin(j.keys[r], split + 1, j.splits[r]);
+  float* parts = j.parts + ((r * w.n_heads + head) * kMaxAttentionSplits + split) * j.part_floats;
+  j.part(q, position, cache, scores, head, head + w.heads_per_task, begin, end, parts,
+         kMaxAttentionSplits * j.part_floats);
+}
+
+// Decode rows (one, or a batch's) by KV-head group and part of their keys, then each split
+// row's heads merged from their parts on the caller.
+void RunSplitAttention(ThreadPool& pool, AttentionPartFn part, float* parts,
+                       const AttentionJob& whole, const OpParams& p, const StepParams& step,
+                       int64_t rows) {
+  SplitAttentionJob job;
+  job.whole = &whole;
+  job.part = part;
+  job.parts = parts;
+  job.part_floats = AttentionPartFloats(p.head_dim);
+  const int groups = p.n_kv_heads;
+  job.first_task[0] = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t position = step.row_positions != nullptr ? step.row_positions[r] : step.position;
+    job.keys[r] = AttendedKeys(p, position);
+    job.splits[r] = AttentionSplits(job.keys[r], groups);
+    job.first_task[r + 1] = job.first_task[r] + groups * job.splits[r];
+  }
+  pool.ParallelFor(job.first_task[rows], SplitAttentionTask, &job);
+  const bool hadamard = p.kv_quant == KvQuant::kQ8;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (job.splits[r] == 1) continue;
+    for (int64_t h = 0; h < p.n_heads; ++h) {
+      MergeAttentionParts(job.parts + (r * p.n_heads + h) * kMaxAttentionSplits * job.part_floats,
+                          job.splits[r], p.head_dim, hadamard,
+                          whole.out + r * whole.q_width + h * p.head_dim);
+    }
+  }
+}
+
 bool IsIntegerProduct(const Plan& plan, const Op& op, int bits) {
   if (op.kind != OpKind::kMatMul) return false;
   const MatMulLayout layout = GetMatMulLayout(op.params);
@@ -301,13 +368,25 @@ Status CpuBackend::Prepare(const Plan* const* plans, int n_plans, const BufferBi
   attention_ = ref::Attention;
   if (isa != MatMulIsa::kReference) {
     int64_t head_dim = 0;  // 1 when layers differ: only the reference takes any size
+    KvQuant kv_quant = KvQuant::kNone;
+    size_t part_floats = 0;  // the split decode rows' parts, for the plan that needs the most
     for (const BoundPlan& b : plans_) {
+      const PlanLimits& l = b.plan->limits;
+      const int64_t decode_rows = l.rows_are_sequences ? l.max_batch : 1;
       for (const Op& op : b.plan->ops) {
         if (op.kind != OpKind::kAttention) continue;
         head_dim = head_dim == 0 || head_dim == op.params.head_dim ? op.params.head_dim : 1;
+        kv_quant = op.params.kv_quant;
+        const int64_t floats = decode_rows * op.params.n_heads * kMaxAttentionSplits *
+                               AttentionPartFloats(op.params.head_dim);
+        if (decode_rows <= kMaxAttentionSplitRows) {
+          part_floats = std::max(part_floats, static_cast<size_t>(floats));
+        }
       }
     }
-    attention_ = SelectAttention(features_, head_dim, &attention_name, &attention_groups_);
+    attention_ = SelectAttention(features_, head_dim, &attention_name, &attention_groups_, kv_quant,
+                                 &attention_part_);
+    if (attention_part_ != nullptr) attention_parts_.assign(part_floats, 0.0f);
   }
   ThreadPoolOptions pool_options;
   pool_options.threads = options_.threads;
@@ -501,6 +580,10 @@ void CpuBackend::RunAttention(const BoundPlan& b, const Op& op, const StepParams
   const bool groups = attention_groups_ && (rows == 1 || step.row_positions != nullptr);
   job.heads_per_task = groups ? p.n_heads / p.n_kv_heads : 1;
   const int64_t per_row = p.n_heads / job.heads_per_task;
+  if (groups && attention_part_ != nullptr && rows <= kMaxAttentionSplitRows) {
+    RunSplitAttention(pool_, attention_part_, attention_parts_.data(), job, p, step, rows);
+    return;
+  }
   const int64_t tasks = step.row_positions == nullptr ? per_row : rows * per_row;
   pool_.ParallelFor(static_cast<int>(tasks), AttentionTask, &job);
 }

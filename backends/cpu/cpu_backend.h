@@ -79,6 +79,10 @@ class CpuBackend final : public Backend {
   PackedWeights packed_weights_;  // packed matrices for int_kernels_.packed_matmul
   AttentionFn attention_ = nullptr;
   bool attention_groups_ = false;  // attention_ is fastest given whole KV-head groups
+  // attention_'s parts for decode rows split over their keys (attention_split.h), or null; their
+  // buffer holds a step's rows × heads × kMaxAttentionSplits parts, sized at Prepare.
+  AttentionPartFn attention_part_ = nullptr;
+  std::vector<float> attention_parts_;
   ElementwiseKernels elementwise_{};
   RopeAngles rope_angles_;
   bool reference_rope_ = true;

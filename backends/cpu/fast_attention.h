@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backends/cpu/attention_split.h"
 #include "backends/cpu/reference_kernels.h"
 #include "platform/cpu_features.h"
 
@@ -16,16 +17,27 @@ using AttentionFn = void (*)(const float* q, int64_t rows, int32_t first_positio
                              int64_t head_begin, int64_t head_end);
 
 // The fastest attention `features` allow for heads of `head_dim`: AVX-512 (a multiple of 16, at
-// most 256; serves the query heads of a KV head together), AVX2 (a multiple of 8), NEON (of 4),
-// else ref::Attention; every cache type, q4 through the ISA's q4 kernel. *name receives
-// "avx512", "avx2", "neon" or "reference"; *serves_groups (when given) whether a call is fastest
-// with whole KV-head groups of heads [g · n_heads / kv_heads, (g + 1) · n_heads / kv_heads) rather
-// than one head. Init only.
+// most 256) or AVX2 (a multiple of 8, at most 256), both serving the query heads of a KV head
+// together; NEON (of 4); else ref::Attention; every cache type, q4 through the ISA's q4 kernel.
+// *name receives "avx512", "avx2", "neon" or "reference"; *serves_groups (when given) whether a
+// call is fastest with whole KV-head groups of heads [g · n_heads / kv_heads, (g + 1) · n_heads /
+// kv_heads) rather than one head, for caches quantized as `kv_quant`; *part (when given) the
+// kernel's AttentionPartFn for decode rows split over their keys (attention_split.h), or null
+// when it has none (AVX2 has one for f16, f32 and q8 caches). Init only.
 AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name,
-                            bool* serves_groups = nullptr);
+                            bool* serves_groups = nullptr, KvQuant kv_quant = KvQuant::kNone,
+                            AttentionPartFn* part = nullptr);
 
 namespace detail {
 #if defined(__x86_64__)
+// backends/cpu/arch/x86/fast_attention_avx2.cpp
+bool Avx2AttentionTakes(int64_t head_dim);
+void AttentionAvx2(const float* q, int64_t rows, int32_t first_position,
+                   const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                   int64_t head_end);
+void AttentionPartAvx2(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                       float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                       int64_t key_end, float* parts, int64_t head_stride);
 // backends/cpu/arch/x86/fast_attention_avx512.cpp
 bool Avx512AttentionTakes(int64_t head_dim);
 void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,

@@ -22,19 +22,12 @@ namespace {
 constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
 constexpr int kMaxHeadDim = 256;
 
-enum class Kind { kF16, kF32, kI8 };
-
-template <Kind K>
-constexpr int64_t Bytes() {
-  return K == Kind::kF32 ? 4 : (K == Kind::kF16 ? 2 : 1);
-}
-
 // Sixteen values of a cache row as f32 (q8 values not yet scaled).
-template <Kind K>
+template <KvKind K>
 STATICLM_TARGET_AVX512_INLINE __m512 Load16(const uint8_t* base, int64_t index) {
-  if constexpr (K == Kind::kF16) {
+  if constexpr (K == KvKind::kF16) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(base + index * 2)));
-  } else if constexpr (K == Kind::kF32) {
+  } else if constexpr (K == KvKind::kF32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(base + index * 4));
   } else {
     return _mm512_cvtepi32_ps(
@@ -66,11 +59,6 @@ STATICLM_TARGET_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
     _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
 }
 
-// A run of keys or values in consecutive slots.
-struct Run {
-  int64_t slot, count;
-};
-
 // The heads of one pass: their queries (already in the cache's basis) and score rows.
 struct Heads {
   int n;
@@ -80,8 +68,8 @@ struct Heads {
 
 // scores[g][at + i] = scale · q_g · key(run.slot + i), four keys at a time; vmax[g] keeps the
 // largest score of head g.
-template <Kind K, int G>
-STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Run run,
+template <KvKind K, int G>
+STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, SlotRun run,
                                      int64_t at, float scale, float* vmax) {
   const int64_t blocks = hd / 16;
   const __m128 s = _mm_set1_ps(scale);
@@ -95,7 +83,7 @@ STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd
     }
     const int64_t row = (run.slot + i) * hd;
     if (i + kPrefetchKeys + 4 <= run.count) {
-      Prefetch(k.base + (row + kPrefetchKeys * hd) * Bytes<K>(), 4 * hd * Bytes<K>());
+      Prefetch(k.base + (row + kPrefetchKeys * hd) * KvBytes<K>(), 4 * hd * KvBytes<K>());
     }
     for (int64_t b = 0; b < blocks; ++b) {
       __m512 key[4];
@@ -106,7 +94,8 @@ STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd
       }
     }
     __m128 row_scale = s;
-    if constexpr (K == Kind::kI8) row_scale = _mm_mul_ps(s, _mm_loadu_ps(k.scales + run.slot + i));
+    if constexpr (K == KvKind::kI8)
+      row_scale = _mm_mul_ps(s, _mm_loadu_ps(k.scales + run.slot + i));
     for (int g = 0; g < G; ++g) {
       const __m128 x = _mm_mul_ps(SumFour(acc[g][0], acc[g][1], acc[g][2], acc[g][3]), row_scale);
       _mm_storeu_ps(h.scores[g] + at + i, x);
@@ -121,7 +110,7 @@ STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd
   for (; i < run.count; ++i) {
     const int64_t slot = run.slot + i;
     float row_scale = scale;
-    if constexpr (K == Kind::kI8) row_scale *= k.scales[slot];
+    if constexpr (K == KvKind::kI8) row_scale *= k.scales[slot];
     for (int g = 0; g < G; ++g) {
       __m512 acc = _mm512_setzero_ps();
       for (int64_t b = 0; b < blocks; ++b) {
@@ -137,18 +126,18 @@ STATICLM_TARGET_AVX512 void ScoreRun(const Heads& h, const KvRows& k, int64_t hd
 
 // acc[g][j] += p_g(at + i) · value(run.slot + i), dims [d0, d0 + 16·B), for every key of the run:
 // each value row is loaded once for all heads; the accumulators stay in registers.
-template <Kind K, int G, int B>
+template <KvKind K, int G, int B>
 STATICLM_TARGET_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64_t hd, int64_t d0,
-                                          Run run, int64_t at, __m512 (&acc)[G][4]) {
+                                          SlotRun run, int64_t at, __m512 (&acc)[G][4]) {
   for (int64_t i = 0; i < run.count; ++i) {
     const int64_t slot = run.slot + i;
     if (i + kPrefetchKeys < run.count) {
-      Prefetch(v.base + ((slot + kPrefetchKeys) * hd + d0) * Bytes<K>(), 16 * B * Bytes<K>());
+      Prefetch(v.base + ((slot + kPrefetchKeys) * hd + d0) * KvBytes<K>(), 16 * B * KvBytes<K>());
     }
     __m512 value[B];
     for (int j = 0; j < B; ++j) value[j] = Load16<K>(v.base, slot * hd + d0 + 16 * j);
     float row_scale = 1.0f;
-    if constexpr (K == Kind::kI8) row_scale = v.scales[slot];
+    if constexpr (K == KvKind::kI8) row_scale = v.scales[slot];
     for (int g = 0; g < G; ++g) {
       const __m512 w = _mm512_set1_ps(h.scores[g][at + i] * row_scale);
       for (int j = 0; j < B; ++j) acc[g][j] = _mm512_fmadd_ps(w, value[j], acc[g][j]);
@@ -156,30 +145,10 @@ STATICLM_TARGET_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64
   }
 }
 
-// The runs a query at `position` attends, in score order: the sinks (scored with the rotated
-// query), then the recent positions, split where the ring wraps.
-struct Runs {
-  Run sinks;
-  Run recent[2];
-  int n_recent = 0;
-};
-
-Runs RunsOf(const OpParams& p, const AttendedSpans& span, int64_t position) {
-  Runs r;
-  r.sinks = {0, span.sink_end};
-  const int64_t count = position >= span.begin ? position - span.begin + 1 : 0;
-  if (count == 0) return r;
-  const SlotWalk walk = WalkFrom(p, span.begin);
-  const int64_t first = walk.wrap_at - walk.slot < count ? walk.wrap_at - walk.slot : count;
-  r.recent[r.n_recent++] = {walk.slot, first};
-  if (first < count) r.recent[r.n_recent++] = {walk.wrap_to, count - first};
-  return r;
-}
-
-template <Kind K, int G, int B>
-STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, const KvRows& v,
-                                            int64_t hd, int64_t d0, const float* inv_sum,
-                                            float* const* out) {
+template <KvKind K, int G, int B>
+STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const AttendedRuns& runs,
+                                            const KvRows& v, int64_t hd, int64_t d0,
+                                            const float* inv_sum, float* const* out) {
   __m512 acc[G][4];
   for (int g = 0; g < G; ++g) {
     for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
@@ -199,8 +168,8 @@ STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const Runs& runs, co
 }
 
 // out_g = softmax-weighted sum of the values, 64 dims (four registers per head) at a time.
-template <Kind K, int G>
-STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const Runs& runs, const KvRows& v,
+template <KvKind K, int G>
+STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const AttendedRuns& runs, const KvRows& v,
                                        int64_t hd, const float* inv_sum, float* const* out) {
   for (int64_t d0 = 0; d0 < hd; d0 += 64) {
     switch ((hd - d0 >= 64 ? 64 : hd - d0) / 16) {
@@ -222,19 +191,19 @@ STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const Runs& runs, const K
 
 // Query heads [h0, h0 + G) of one row, all reading KV head `kv`: scores over the runs,
 // softmax, weighted values.
-template <Kind K, int G>
+template <KvKind K, int G>
 STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
                                         const ref::KvCacheView& c, int64_t h0, float* scores_all,
                                         float* out_row) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
   const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
-  const int64_t elem = Bytes<K>();
+  const int64_t elem = KvBytes<K>();
   const int64_t first_row = kv * p.cache_slots;
   const KvRows k{c.type, c.k + first_row * hd * elem, c.k_side ? c.k_side + first_row : nullptr};
   const KvRows v{c.type, c.v + first_row * hd * elem, c.v_side ? c.v_side + first_row : nullptr};
   const AttendedSpans span = Attended(p, position);
-  const Runs runs = RunsOf(p, span, position);
+  const AttendedRuns runs = RunsOf(p, span, position);
   // q8 caches hold Hadamard-rotated rows: queries go into that basis, outputs come back.
   const bool hadamard = p.kv_quant == KvQuant::kQ8;
   alignas(64) float basis[G][kMaxHeadDim];
@@ -274,7 +243,7 @@ STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
   }
 }
 
-template <Kind K>
+template <KvKind K>
 STATICLM_TARGET_AVX512 void AttendHeadsOfRow(const float* q_row, int64_t position,
                                              const ref::KvCacheView& c, int64_t head_begin,
                                              int64_t head_end, float* scores_all, float* out_row) {
@@ -322,11 +291,11 @@ void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
     float* out_row = out + r * width;
     const int64_t position = first_position + r;
     if (cache.type == DType::kF16) {
-      AttendHeadsOfRow<Kind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
+      AttendHeadsOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
     } else if (cache.type == DType::kF32) {
-      AttendHeadsOfRow<Kind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
+      AttendHeadsOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
     } else {
-      AttendHeadsOfRow<Kind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
+      AttendHeadsOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
     }
   }
 }

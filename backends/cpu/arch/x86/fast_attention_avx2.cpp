@@ -1,0 +1,421 @@
+// AVX2 attention that serves the query heads sharing a KV head together (grouped- and
+// multi-query attention), as the AVX-512 kernel does at half the width: each key and value row
+// is loaded and converted once for up to four heads. At decode depth the cache streams from
+// memory, so reading it once per KV head instead of once per query head is most of the step's
+// attention time (SmolLM2: 3 query heads a KV head; Gemma 3: 4). The values are summed over
+// tiles of kTileKeys positions whose rows stay in L1 while the accumulators of every head pass
+// over them, so each value row also leaves memory once however wide the head. Same contract and
+// cache policies as ref::Attention, for f16, f32 and q8 caches (q4: fast_attention_q4_avx2.cpp;
+// SelectAttention routes them).
+#include <cmath>
+#include <cstdint>
+
+#include "backends/cpu/arch/x86/exp_avx2.h"
+#include "backends/cpu/attention_simd.h"
+#include "backends/cpu/attention_split.h"
+#include "backends/cpu/fast_attention.h"
+#include "backends/cpu/hadamard.h"
+#include "contract/kv_policy.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define STATICLM_AVX2_ATTN __attribute__((target("avx2,fma,f16c")))
+#define STATICLM_AVX2_ATTN_INLINE __attribute__((target("avx2,fma,f16c"), always_inline)) inline
+
+namespace staticlm::cpu::detail {
+namespace {
+
+constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
+constexpr int kMaxHeadDim = 256;
+// Positions whose value rows are summed into every head's accumulators before the next ones
+// load: 32 rows of a 256-wide f16 head are 16 KiB, in L1 beside the 4 KiB of accumulators.
+constexpr int64_t kTileKeys = 32;
+// Keys ahead of the one being scored whose lines are asked for early (as the AVX-512 kernel).
+constexpr int64_t kPrefetchKeys = 32;
+
+// Eight values of a cache row as f32 (q8 values not yet scaled).
+template <KvKind K>
+STATICLM_AVX2_ATTN_INLINE __m256 Load8(const uint8_t* base, int64_t index) {
+  if constexpr (K == KvKind::kF16) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + index * 2)));
+  } else if constexpr (K == KvKind::kF32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(base + index * 4));
+  } else {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(base + index))));
+  }
+}
+
+STATICLM_AVX2_ATTN_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
+  for (int64_t b = 0; b < bytes; b += 64) {
+    _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
+  }
+}
+
+// The lane sums of acc[0 … J) into sums[0 … J) (J = 1, 2 or 4), each as
+// ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) whatever J is, so that a key's score does not
+// depend on how many heads are served together (a head per call must give the same bits).
+template <int J>
+STATICLM_AVX2_ATTN_INLINE void LaneSums(const __m256* acc, float* sums) {
+  const __m256 ab = _mm256_hadd_ps(acc[0], J >= 2 ? acc[1] : acc[0]);
+  const __m256 cd = J == 4 ? _mm256_hadd_ps(acc[2], acc[3]) : ab;
+  const __m256 abcd = _mm256_hadd_ps(ab, cd);
+  const __m128 four = _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+  if constexpr (J == 4) {
+    _mm_storeu_ps(sums, four);
+  } else if constexpr (J == 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(sums), four);
+  } else {
+    sums[0] = _mm_cvtss_f32(four);
+  }
+}
+
+// The heads of one pass: their queries (already in the cache's basis) and score rows.
+struct Heads {
+  const float* q[kMaxGroup];
+  float* scores[kMaxGroup];
+};
+
+// scores[g][at + i] = scale · q_g · key(run.slot + i), J keys at a time (J accumulators per head
+// in registers, each key converted once and used by every head at once: 4 keys for up to three
+// heads, 2 for four); vmax[g] keeps head g's largest score.
+template <KvKind K, int G>
+STATICLM_AVX2_ATTN void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, SlotRun run,
+                                 int64_t at, float scale, float* vmax) {
+  constexpr int J = G <= 3 ? 4 : 2;
+  const __m128 scales = _mm_set1_ps(scale);
+  __m128 lanes_max[G];
+  for (__m128& m : lanes_max) m = _mm_set1_ps(-INFINITY);
+  int64_t i = 0;
+  for (; i + J <= run.count; i += J) {
+    __m256 acc[G][J];
+    for (int g = 0; g < G; ++g) {
+      for (int j = 0; j < J; ++j) acc[g][j] = _mm256_setzero_ps();
+    }
+    const int64_t row = (run.slot + i) * hd;
+    if (i + kPrefetchKeys + J <= run.count) {
+      Prefetch(k.base + (row + kPrefetchKeys * hd) * KvBytes<K>(), J * hd * KvBytes<K>());
+    }
+    for (int64_t d = 0; d < hd; d += 8) {
+      for (int j = 0; j < J; ++j) {
+        const __m256 key = Load8<K>(k.base, row + j * hd + d);
+        for (int g = 0; g < G; ++g) {
+          acc[g][j] = _mm256_fmadd_ps(_mm256_loadu_ps(h.q[g] + d), key, acc[g][j]);
+        }
+      }
+    }
+    // q8: each key's row scale after the common one, as the one-key loop below multiplies.
+    __m128 key_scales = _mm_set1_ps(1.0f);
+    if constexpr (K == KvKind::kI8) {
+      key_scales = J == 4 ? _mm_loadu_ps(k.scales + run.slot + i)
+                          : _mm_castpd_ps(_mm_load_sd(
+                                reinterpret_cast<const double*>(k.scales + run.slot + i)));
+    }
+    for (int g = 0; g < G; ++g) {
+      alignas(16) float sums[4] = {};
+      LaneSums<J>(acc[g], sums);
+      __m128 x = _mm_mul_ps(_mm_load_ps(sums), scales);
+      if constexpr (K == KvKind::kI8) x = _mm_mul_ps(x, key_scales);
+      if constexpr (J == 4) {
+        _mm_storeu_ps(h.scores[g] + at + i, x);
+        lanes_max[g] = _mm_max_ps(lanes_max[g], x);
+      } else {  // lanes 2 and 3 are not keys: the max sees lanes 0 and 1 twice instead
+        _mm_storel_pi(reinterpret_cast<__m64*>(h.scores[g] + at + i), x);
+        lanes_max[g] = _mm_max_ps(lanes_max[g], _mm_movelh_ps(x, x));
+      }
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    __m128 m = _mm_max_ps(lanes_max[g], _mm_movehl_ps(lanes_max[g], lanes_max[g]));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    vmax[g] = vmax[g] > _mm_cvtss_f32(m) ? vmax[g] : _mm_cvtss_f32(m);
+  }
+  for (; i < run.count; ++i) {
+    const int64_t slot = run.slot + i;
+    for (int g = 0; g < G; ++g) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int64_t d = 0; d < hd; d += 8) {
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(h.q[g] + d), Load8<K>(k.base, slot * hd + d), acc);
+      }
+      float x;
+      LaneSums<1>(&acc, &x);
+      x *= scale;
+      if constexpr (K == KvKind::kI8) x *= k.scales[slot];
+      h.scores[g][at + i] = x;
+      vmax[g] = vmax[g] > x ? vmax[g] : x;
+    }
+  }
+}
+
+// sum[g][d0 … d0 + 8B) += Σ_i p_g(at + i) · value(slot + i)[same dims], for the `count` (at most
+// kTileKeys) positions from `slot`: B registers per head, G·B + B + 1 of the 16 in use.
+template <KvKind K, int G, int B>
+STATICLM_AVX2_ATTN_INLINE void AddTileDims(const Heads& h, const KvRows& v, int64_t hd, int64_t d0,
+                                           int64_t slot, int64_t count, int64_t at,
+                                           float (*sum)[kMaxHeadDim]) {
+  __m256 acc[G][B];
+  for (int g = 0; g < G; ++g) {
+    for (int b = 0; b < B; ++b) acc[g][b] = _mm256_loadu_ps(sum[g] + d0 + 8 * b);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    float row_scale = 1.0f;
+    if constexpr (K == KvKind::kI8) row_scale = v.scales[slot + i];
+    __m256 value[B];
+    for (int b = 0; b < B; ++b) value[b] = Load8<K>(v.base, (slot + i) * hd + d0 + 8 * b);
+    for (int g = 0; g < G; ++g) {
+      const __m256 w = _mm256_set1_ps(h.scores[g][at + i] * row_scale);
+      for (int b = 0; b < B; ++b) acc[g][b] = _mm256_fmadd_ps(w, value[b], acc[g][b]);
+    }
+  }
+  for (int g = 0; g < G; ++g) {
+    for (int b = 0; b < B; ++b) _mm256_storeu_ps(sum[g] + d0 + 8 * b, acc[g][b]);
+  }
+}
+
+// The values of a run, tile by tile: every dimension block of a tile before the next tile.
+template <KvKind K, int G>
+STATICLM_AVX2_ATTN void AccumulateRun(const Heads& h, const KvRows& v, int64_t hd, SlotRun run,
+                                      int64_t at, float (*sum)[kMaxHeadDim]) {
+  constexpr int B = G <= 2 ? 4 : (G == 3 ? 3 : 2);
+  for (int64_t t = 0; t < run.count; t += kTileKeys) {
+    const int64_t count = run.count - t < kTileKeys ? run.count - t : kTileKeys;
+    if (t + kTileKeys < run.count) {
+      Prefetch(v.base + (run.slot + t + kTileKeys) * hd * KvBytes<K>(),
+               (run.count - t - kTileKeys < kTileKeys ? run.count - t - kTileKeys : kTileKeys) *
+                   hd * KvBytes<K>());
+    }
+    int64_t d0 = 0;
+    for (; d0 + 8 * B <= hd; d0 += 8 * B) {
+      AddTileDims<K, G, B>(h, v, hd, d0, run.slot + t, count, at + t, sum);
+    }
+    for (; d0 < hd; d0 += 8) AddTileDims<K, G, 1>(h, v, hd, d0, run.slot + t, count, at + t, sum);
+  }
+}
+
+// A run of the keys a query attends, with where its scores start in score order.
+struct Piece {
+  SlotRun run;
+  int64_t at;
+  bool sinks;  // scored with the query turned to its position inside the cache
+};
+
+// What a query at `position` attends (RunsOf, in score order) cut to the keys [key_begin,
+// key_end) of that order.
+struct Pieces {
+  Piece piece[3];
+  int n = 0;
+  void Add(SlotRun run, int64_t at, bool sinks, int64_t key_begin, int64_t key_end) {
+    const int64_t begin = at > key_begin ? at : key_begin;
+    const int64_t end = at + run.count < key_end ? at + run.count : key_end;
+    if (begin < end) piece[n++] = {{run.slot + begin - at, end - begin}, begin, sinks};
+  }
+};
+
+Pieces PiecesOf(const OpParams& p, int64_t position, int64_t key_begin, int64_t key_end) {
+  const AttendedRuns runs = RunsOf(p, Attended(p, position), position);
+  Pieces pieces;
+  pieces.Add(runs.sinks, 0, true, key_begin, key_end);
+  int64_t at = runs.sinks.count;
+  for (int r = 0; r < runs.n_recent; ++r) {
+    pieces.Add(runs.recent[r], at, false, key_begin, key_end);
+    at += runs.recent[r].count;
+  }
+  return pieces;
+}
+
+// Query heads [h0, h0 + G) of one row, all reading KV head h0 / group, over keys [key_begin,
+// key_end) of those the row attends: scores, their largest (vmax), e^(score − vmax) in place and
+// its sum (sums), and the unnormalised weighted values (values, G rows of kMaxHeadDim).
+template <KvKind K, int G>
+STATICLM_AVX2_ATTN void AttendGroupKeys(const float* q_row, int64_t position,
+                                        const ref::KvCacheView& c, int64_t h0, float* scores_all,
+                                        int64_t key_begin, int64_t key_end, float* vmax,
+                                        float* sums, float (*values)[kMaxHeadDim]) {
+  const OpParams& p = c.params;
+  const int64_t hd = p.head_dim;
+  const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
+  const int64_t first_row = kv * p.cache_slots;
+  const KvRows k{c.type, c.k + first_row * hd * KvBytes<K>(),
+                 c.k_side != nullptr ? c.k_side + first_row : nullptr};
+  const KvRows v{c.type, c.v + first_row * hd * KvBytes<K>(),
+                 c.v_side != nullptr ? c.v_side + first_row : nullptr};
+  const AttendedSpans span = Attended(p, position);
+  const Pieces pieces = PiecesOf(p, position, key_begin, key_end);
+  // q8 caches hold Hadamard-rotated rows: queries go into that basis (outputs come back in the
+  // callers).
+  const bool hadamard = p.kv_quant == KvQuant::kQ8;
+  alignas(32) float basis[G][kMaxHeadDim];
+  alignas(32) float rotated[G][kMaxHeadDim];
+  Heads direct{}, sinks{};
+  for (int g = 0; g < G; ++g) {
+    const float* qh = q_row + (h0 + g) * hd;
+    if (hadamard) {
+      for (int64_t d = 0; d < hd; ++d) basis[g][d] = qh[d];
+      Hadamard(basis[g], hd);
+      qh = basis[g];
+    }
+    if (span.sink_end > key_begin) {
+      ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
+                       rotated[g]);
+      if (hadamard) Hadamard(rotated[g], hd);
+    }
+    direct.q[g] = qh;
+    sinks.q[g] = rotated[g];
+    direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
+  }
+  for (int g = 0; g < G; ++g) vmax[g] = -INFINITY;
+  for (int i = 0; i < pieces.n; ++i) {
+    const Piece& piece = pieces.piece[i];
+    ScoreRun<K, G>(piece.sinks ? sinks : direct, k, hd, piece.run, piece.at, p.scale, vmax);
+  }
+  for (int g = 0; g < G; ++g) {
+    sums[g] = ExpSumInPlaceAvx2(direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
+    for (int64_t d = 0; d < hd; ++d) values[g][d] = 0.0f;
+  }
+  for (int i = 0; i < pieces.n; ++i) {
+    AccumulateRun<K, G>(direct, v, hd, pieces.piece[i].run, pieces.piece[i].at, values);
+  }
+}
+
+// Query heads [h0, h0 + G) of one row over every key it attends: softmax-weighted values.
+template <KvKind K, int G>
+STATICLM_AVX2_ATTN void AttendGroup(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                                    int64_t h0, float* scores_all, float* out_row) {
+  const int64_t hd = c.params.head_dim;
+  float vmax[G], sums[G];
+  alignas(32) float values[G][kMaxHeadDim];
+  AttendGroupKeys<K, G>(q_row, position, c, h0, scores_all, 0, AttendedKeys(c.params, position),
+                        vmax, sums, values);
+  for (int g = 0; g < G; ++g) {
+    float* out = out_row + (h0 + g) * hd;
+    const __m256 scale = _mm256_set1_ps(1.0f / sums[g]);
+    for (int64_t d = 0; d < hd; d += 8) {
+      _mm256_storeu_ps(out + d, _mm256_mul_ps(_mm256_loadu_ps(values[g] + d), scale));
+    }
+    if (c.params.kv_quant == KvQuant::kQ8) Hadamard(out, hd);
+  }
+}
+
+// The same over keys [key_begin, key_end): each head's part (attention_split.h).
+template <KvKind K, int G>
+STATICLM_AVX2_ATTN void AttendGroupPart(const float* q_row, int64_t position,
+                                        const ref::KvCacheView& c, int64_t h0, float* scores_all,
+                                        int64_t key_begin, int64_t key_end, float* parts,
+                                        int64_t head_stride) {
+  const int64_t hd = c.params.head_dim;
+  float vmax[G], sums[G];
+  alignas(32) float values[G][kMaxHeadDim];
+  AttendGroupKeys<K, G>(q_row, position, c, h0, scores_all, key_begin, key_end, vmax, sums, values);
+  for (int g = 0; g < G; ++g) {
+    float* part = parts + g * head_stride;
+    part[0] = vmax[g];
+    part[1] = sums[g];
+    for (int64_t d = 0; d < hd; ++d) part[2 + d] = values[g][d];
+  }
+}
+
+// Calls attend(h, n) for each pass over heads [head_begin, head_end): the heads from h that share
+// its KV head, at most kMaxGroup of them.
+template <class Attend>
+STATICLM_AVX2_ATTN_INLINE void ForEachPass(const OpParams& p, int64_t head_begin, int64_t head_end,
+                                           Attend attend) {
+  const int64_t group = p.n_heads / p.n_kv_heads;
+  for (int64_t h = head_begin; h < head_end;) {
+    const int64_t group_end = (h / group + 1) * group;
+    int64_t n = (group_end < head_end ? group_end : head_end) - h;
+    n = n < kMaxGroup ? n : kMaxGroup;
+    attend(h, n);
+    h += n;
+  }
+}
+
+template <KvKind K>
+STATICLM_AVX2_ATTN void AttendHeadsOfRow(const float* q_row, int64_t position,
+                                         const ref::KvCacheView& c, int64_t head_begin,
+                                         int64_t head_end, float* scores_all, float* out_row) {
+  ForEachPass(c.params, head_begin, head_end, [&](int64_t h, int64_t n) {
+    switch (n) {
+      case 4:
+        return AttendGroup<K, 4>(q_row, position, c, h, scores_all, out_row);
+      case 3:
+        return AttendGroup<K, 3>(q_row, position, c, h, scores_all, out_row);
+      case 2:
+        return AttendGroup<K, 2>(q_row, position, c, h, scores_all, out_row);
+      default:
+        return AttendGroup<K, 1>(q_row, position, c, h, scores_all, out_row);
+    }
+  });
+}
+
+template <KvKind K>
+STATICLM_AVX2_ATTN void AttendPartOfRow(const float* q_row, int64_t position,
+                                        const ref::KvCacheView& c, int64_t head_begin,
+                                        int64_t head_end, int64_t key_begin, int64_t key_end,
+                                        float* scores_all, float* parts, int64_t head_stride) {
+  ForEachPass(c.params, head_begin, head_end, [&](int64_t h, int64_t n) {
+    float* first = parts + (h - head_begin) * head_stride;
+    switch (n) {
+      case 4:
+        return AttendGroupPart<K, 4>(q_row, position, c, h, scores_all, key_begin, key_end, first,
+                                     head_stride);
+      case 3:
+        return AttendGroupPart<K, 3>(q_row, position, c, h, scores_all, key_begin, key_end, first,
+                                     head_stride);
+      case 2:
+        return AttendGroupPart<K, 2>(q_row, position, c, h, scores_all, key_begin, key_end, first,
+                                     head_stride);
+      default:
+        return AttendGroupPart<K, 1>(q_row, position, c, h, scores_all, key_begin, key_end, first,
+                                     head_stride);
+    }
+  });
+}
+
+}  // namespace
+
+bool Avx2AttentionTakes(int64_t head_dim) {
+  return head_dim % 8 == 0 && head_dim <= kMaxHeadDim;
+}
+
+void AttentionAvx2(const float* q, int64_t rows, int32_t first_position,
+                   const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
+                   int64_t head_end) {
+  const OpParams& p = cache.params;
+  if (p.kv_quant == KvQuant::kQ4) {
+    AttentionQ4Avx2(q, rows, first_position, cache, scores, out, head_begin, head_end);
+    return;
+  }
+  const int64_t width = int64_t{p.n_heads} * p.head_dim;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* q_row = q + r * width;
+    float* out_row = out + r * width;
+    const int64_t position = first_position + r;
+    if (cache.type == DType::kF16) {
+      AttendHeadsOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    } else if (cache.type == DType::kF32) {
+      AttendHeadsOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    } else {
+      AttendHeadsOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
+    }
+  }
+}
+
+void AttentionPartAvx2(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                       float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                       int64_t key_end, float* parts, int64_t head_stride) {
+  if (cache.type == DType::kF16) {
+    AttendPartOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
+                                  scores, parts, head_stride);
+  } else if (cache.type == DType::kF32) {
+    AttendPartOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
+                                  scores, parts, head_stride);
+  } else {
+    AttendPartOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
+                                 scores, parts, head_stride);
+  }
+}
+
+}  // namespace staticlm::cpu::detail
+
+#endif
