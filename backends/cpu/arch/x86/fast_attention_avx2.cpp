@@ -53,21 +53,20 @@ STATICLM_AVX2_ATTN_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
   }
 }
 
-// The lane sums of acc[0 … J) into sums[0 … J) (J = 1, 2 or 4), each as
-// ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) whatever J is, so that a key's score does not
-// depend on how many heads are served together (a head per call must give the same bits).
+// The lane sums of acc[0 … J) into sums[0 … J) (J = 1, 2 or 4; for J > 1 sums holds four floats,
+// lanes past J repeating the first sums), each as ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
+// whatever J is, so that a key's score does not depend on how many heads are served together (a
+// head per call must give the same bits).
 template <int J>
 STATICLM_AVX2_ATTN_INLINE void LaneSums(const __m256* acc, float* sums) {
   const __m256 ab = _mm256_hadd_ps(acc[0], J >= 2 ? acc[1] : acc[0]);
   const __m256 cd = J == 4 ? _mm256_hadd_ps(acc[2], acc[3]) : ab;
   const __m256 abcd = _mm256_hadd_ps(ab, cd);
   const __m128 four = _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-  if constexpr (J == 4) {
-    _mm_storeu_ps(sums, four);
-  } else if constexpr (J == 2) {
-    _mm_storel_pi(reinterpret_cast<__m64*>(sums), four);
-  } else {
+  if constexpr (J == 1) {
     sums[0] = _mm_cvtss_f32(four);
+  } else {
+    _mm_storeu_ps(sums, four);
   }
 }
 
@@ -108,9 +107,8 @@ STATICLM_AVX2_ATTN void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Sl
     // q8: each key's row scale after the common one, as the one-key loop below multiplies.
     __m128 key_scales = _mm_set1_ps(1.0f);
     if constexpr (K == KvKind::kI8) {
-      key_scales = J == 4 ? _mm_loadu_ps(k.scales + run.slot + i)
-                          : _mm_castpd_ps(_mm_load_sd(
-                                reinterpret_cast<const double*>(k.scales + run.slot + i)));
+      const float* rows = k.scales + run.slot + i;
+      key_scales = J == 4 ? _mm_loadu_ps(rows) : _mm_setr_ps(rows[0], rows[1], 1.0f, 1.0f);
     }
     for (int g = 0; g < G; ++g) {
       alignas(16) float sums[4] = {};
@@ -121,7 +119,10 @@ STATICLM_AVX2_ATTN void ScoreRun(const Heads& h, const KvRows& k, int64_t hd, Sl
         _mm_storeu_ps(h.scores[g] + at + i, x);
         lanes_max[g] = _mm_max_ps(lanes_max[g], x);
       } else {  // lanes 2 and 3 are not keys: the max sees lanes 0 and 1 twice instead
-        _mm_storel_pi(reinterpret_cast<__m64*>(h.scores[g] + at + i), x);
+        alignas(16) float lanes[4];
+        _mm_store_ps(lanes, x);
+        h.scores[g][at + i] = lanes[0];
+        h.scores[g][at + i + 1] = lanes[1];
         lanes_max[g] = _mm_max_ps(lanes_max[g], _mm_movelh_ps(x, x));
       }
     }
