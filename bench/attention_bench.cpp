@@ -10,7 +10,9 @@
 // rest quantized, as a decode step at that depth does.
 //
 // Reports per layer: µs, the cache bytes read and the bandwidth that implies. With --threads 2
-// the heads are split as the CPU backend splits them (one task per head, claimed in turn).
+// the heads are split as the CPU backend splits them (one task per head, or per KV-head group
+// where the kernel serves groups, claimed in turn); the backend's split of deep decode rows over
+// their keys (attention_split.h) is not modelled here.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
