@@ -189,8 +189,6 @@ void AttentionTask(void* user, int task) {
        j.scores + r * j.score_stride, j.out + r * j.q_width, head, head + j.heads_per_task);
 }
 
-// Whether `op` is a product whose activations are quantized: every weight of it has an integer
-// kernel for `bits`-bit activations, as RunMatMul decides.
 // Decode attention split over the keys (attention_split.h): task t is part s of KV-head group g
 // of row r, tasks [first_task[r], first_task[r + 1]) the row's, splits[r] parts a group.
 struct SplitAttentionJob {
@@ -258,6 +256,8 @@ void RunSplitAttention(ThreadPool& pool, AttentionPartFn part, float* parts,
   }
 }
 
+// Whether `op` is a product whose activations are quantized: every weight of it has an integer
+// kernel for `bits`-bit activations, as RunMatMul decides.
 bool IsIntegerProduct(const Plan& plan, const Op& op, int bits) {
   if (op.kind != OpKind::kMatMul) return false;
   const MatMulLayout layout = GetMatMulLayout(op.params);
