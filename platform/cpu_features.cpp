@@ -54,6 +54,12 @@ CpuFeatures DetectX86() {
   if (max_leaf < 7) return f;
   CpuidRegs leaf7 = Cpuid(7, 0);
   f.avx2 = Bit(leaf7.ebx, 5);
+#if defined(STATICLM_AVX512_EMULATED)
+  // The AVX-512 kernels of this build run on SIMDe's AVX2 code (arch/x86/avx512_emulated.h):
+  // any CPU with AVX2, FMA and F16C runs them, so its tests do too.
+  f.avx512f = f.avx512bw = f.avx512vl = f.avx512vnni = f.avx2 && f.fma && f.f16c;
+  return f;
+#endif
   if (!zmm_saved) return f;
   f.avx512f = Bit(leaf7.ebx, 16);
   f.avx512bw = f.avx512f && Bit(leaf7.ebx, 30);

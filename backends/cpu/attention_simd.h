@@ -1,10 +1,11 @@
-// What the SIMD attention kernels (fast_attention.cpp for AVX2, fast_attention_neon.cpp for
-// arm64) share: how they walk a cache — the slots of consecutive positions under the layer's
-// policy, without a division per key — and the loop over heads and rows around the per-ISA
-// work on one (row, head).
+// What the SIMD attention kernels (arch/x86/fast_attention_avx2.cpp and _avx512.cpp,
+// arch/arm/fast_attention_neon.cpp) share: how they walk a cache — the slots of consecutive
+// positions under the layer's policy, without a division per key, and the runs of them a query
+// attends, whole or a split part's — and the loops over heads and rows around the per-ISA work.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backends/cpu/reference_kernels.h"
 #include "contract/kv_policy.h"
@@ -60,6 +61,139 @@ inline AttendedRuns RunsOf(const OpParams& p, const AttendedSpans& span, int64_t
   r.recent[r.n_recent++] = {walk.slot, first};
   if (first < count) r.recent[r.n_recent++] = {walk.wrap_to, count - first};
   return r;
+}
+
+// A run of the keys a query attends, with where its scores start in score order.
+struct Piece {
+  SlotRun run;
+  int64_t at;
+  bool sinks;  // scored with the query turned to its position inside the cache
+};
+
+// What a query at `position` attends (RunsOf, in score order) cut to the keys [key_begin,
+// key_end) of that order: all of them, or a part's (attention_split.h).
+struct Pieces {
+  Piece piece[3];
+  int n = 0;
+  void Add(SlotRun run, int64_t at, bool sinks, int64_t key_begin, int64_t key_end) {
+    const int64_t begin = at > key_begin ? at : key_begin;
+    const int64_t end = at + run.count < key_end ? at + run.count : key_end;
+    if (begin < end) piece[n++] = {{run.slot + begin - at, end - begin}, begin, sinks};
+  }
+};
+
+inline Pieces PiecesOf(const OpParams& p, int64_t position, int64_t key_begin, int64_t key_end) {
+  const AttendedRuns runs = RunsOf(p, Attended(p, position), position);
+  Pieces pieces;
+  pieces.Add(runs.sinks, 0, true, key_begin, key_end);
+  int64_t at = runs.sinks.count;
+  for (int r = 0; r < runs.n_recent; ++r) {
+    pieces.Add(runs.recent[r], at, false, key_begin, key_end);
+    at += runs.recent[r].count;
+  }
+  return pieces;
+}
+
+// Calls attend(h, n) for each pass of a grouped kernel over heads [head_begin, head_end): the
+// heads from h that share its KV head, at most `most` of them.
+template <class Attend>
+inline void ForEachPass(const OpParams& p, int64_t head_begin, int64_t head_end, int64_t most,
+                        Attend attend) {
+  const int64_t group = p.n_heads / p.n_kv_heads;
+  for (int64_t h = head_begin; h < head_end;) {
+    const int64_t group_end = (h / group + 1) * group;
+    int64_t n = (group_end < head_end ? group_end : head_end) - h;
+    n = n < most ? n : most;
+    attend(h, n);
+    h += n;
+  }
+}
+
+// Calls attend(std::integral_constant<int, G>{}) with G = n, the heads of a pass (1 to 4), so
+// that a kernel instantiates its pass per group size.
+template <class Attend>
+inline void WithGroupSize(int64_t n, Attend attend) {
+  switch (n) {
+    case 4:
+      return attend(std::integral_constant<int, 4>{});
+    case 3:
+      return attend(std::integral_constant<int, 3>{});
+    case 2:
+      return attend(std::integral_constant<int, 2>{});
+    default:
+      return attend(std::integral_constant<int, 1>{});
+  }
+}
+
+// A grouped kernel's heads [head_begin, head_end) of one query row, instantiated per KvKind.
+using AttendRowFn = void (*)(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                             int64_t head_begin, int64_t head_end, float* scores_all,
+                             float* out_row);
+// Its part over keys [key_begin, key_end) (AttentionPartFn's contract, attention_split.h).
+using AttendPartFn = void (*)(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                              int64_t head_begin, int64_t head_end, int64_t key_begin,
+                              int64_t key_end, float* scores_all, float* parts,
+                              int64_t head_stride);
+
+// The entry points of a grouped kernel (AVX2, AVX-512) around its passes. Kernel provides
+//   static constexpr int64_t kMaxGroup (heads a pass serves, at most 4) and, per KvKind K and
+//   G = 1 … kMaxGroup, the functions
+//   Group<K, G>(q_row, position, c, h0, scores_all, out_row)
+//   Part<K, G>(q_row, position, c, h0, scores_all, key_begin, key_end, parts, head_stride)
+// computing query heads [h0, h0 + G) (one KV head's) over all the keys a row attends, or over a
+// range of them as their parts.
+template <class Kernel, KvKind K>
+void AttendHeadsOfRow(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                      int64_t head_begin, int64_t head_end, float* scores_all, float* out_row) {
+  ForEachPass(c.params, head_begin, head_end, Kernel::kMaxGroup, [&](int64_t h, int64_t n) {
+    WithGroupSize(n, [&](auto g) {
+      Kernel::template Group<K, g.value>(q_row, position, c, h, scores_all, out_row);
+    });
+  });
+}
+template <class Kernel, KvKind K>
+void AttendPartOfRow(const float* q_row, int64_t position, const ref::KvCacheView& c,
+                     int64_t head_begin, int64_t head_end, int64_t key_begin, int64_t key_end,
+                     float* scores_all, float* parts, int64_t head_stride) {
+  ForEachPass(c.params, head_begin, head_end, Kernel::kMaxGroup, [&](int64_t h, int64_t n) {
+    float* first = parts + (h - head_begin) * head_stride;
+    WithGroupSize(n, [&](auto g) {
+      Kernel::template Part<K, g.value>(q_row, position, c, h, scores_all, key_begin, key_end,
+                                        first, head_stride);
+    });
+  });
+}
+
+// The instantiation of `by_kind` ({f16, f32, q8}) for a cache of `type` (F16, F32 or int8).
+template <class Fn>
+Fn ForCacheType(DType type, const Fn (&by_kind)[3]) {
+  return by_kind[type == DType::kF16 ? 0 : (type == DType::kF32 ? 1 : 2)];
+}
+
+// ref::Attention's contract for f16, f32 and q8 caches, row by row through Kernel's passes.
+template <class Kernel>
+void AttendRows(const float* q, int64_t rows, int32_t first_position, const ref::KvCacheView& cache,
+                float* scores, float* out, int64_t head_begin, int64_t head_end) {
+  static constexpr AttendRowFn kByKind[] = {AttendHeadsOfRow<Kernel, KvKind::kF16>,
+                                            AttendHeadsOfRow<Kernel, KvKind::kF32>,
+                                            AttendHeadsOfRow<Kernel, KvKind::kI8>};
+  const AttendRowFn attend = ForCacheType(cache.type, kByKind);
+  const int64_t width = int64_t{cache.params.n_heads} * cache.params.head_dim;
+  for (int64_t r = 0; r < rows; ++r) {
+    attend(q + r * width, first_position + r, cache, head_begin, head_end, scores, out + r * width);
+  }
+}
+
+// AttentionPartFn's contract (attention_split.h) through Kernel's parts.
+template <class Kernel>
+void AttendPart(const float* q_row, int64_t position, const ref::KvCacheView& cache, float* scores,
+                int64_t head_begin, int64_t head_end, int64_t key_begin, int64_t key_end,
+                float* parts, int64_t head_stride) {
+  static constexpr AttendPartFn kByKind[] = {AttendPartOfRow<Kernel, KvKind::kF16>,
+                                             AttendPartOfRow<Kernel, KvKind::kF32>,
+                                             AttendPartOfRow<Kernel, KvKind::kI8>};
+  ForCacheType(cache.type, kByKind)(q_row, position, cache, head_begin, head_end, key_begin,
+                                    key_end, scores, parts, head_stride);
 }
 
 // One KV head's keys or values: rows of head_dim at `base`, with q8 scales beside.

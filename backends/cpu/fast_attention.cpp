@@ -44,6 +44,7 @@ AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const
       detail::Avx512AttentionTakes(head_dim)) {
     *name = "avx512";
     if (serves_groups != nullptr) *serves_groups = true;
+    if (part != nullptr && kv_quant != KvQuant::kQ4) *part = detail::AttentionPartAvx512;
     return AttentionAvx512AnyCache;
   }
   if (features.avx2 && features.fma && features.f16c && detail::Avx2AttentionTakes(head_dim)) {

@@ -194,37 +194,6 @@ STATICLM_AVX2_ATTN void AccumulateRun(const Heads& h, const KvRows& v, int64_t h
   }
 }
 
-// A run of the keys a query attends, with where its scores start in score order.
-struct Piece {
-  SlotRun run;
-  int64_t at;
-  bool sinks;  // scored with the query turned to its position inside the cache
-};
-
-// What a query at `position` attends (RunsOf, in score order) cut to the keys [key_begin,
-// key_end) of that order.
-struct Pieces {
-  Piece piece[3];
-  int n = 0;
-  void Add(SlotRun run, int64_t at, bool sinks, int64_t key_begin, int64_t key_end) {
-    const int64_t begin = at > key_begin ? at : key_begin;
-    const int64_t end = at + run.count < key_end ? at + run.count : key_end;
-    if (begin < end) piece[n++] = {{run.slot + begin - at, end - begin}, begin, sinks};
-  }
-};
-
-Pieces PiecesOf(const OpParams& p, int64_t position, int64_t key_begin, int64_t key_end) {
-  const AttendedRuns runs = RunsOf(p, Attended(p, position), position);
-  Pieces pieces;
-  pieces.Add(runs.sinks, 0, true, key_begin, key_end);
-  int64_t at = runs.sinks.count;
-  for (int r = 0; r < runs.n_recent; ++r) {
-    pieces.Add(runs.recent[r], at, false, key_begin, key_end);
-    at += runs.recent[r].count;
-  }
-  return pieces;
-}
-
 // Query heads [h0, h0 + G) of one row, all reading KV head h0 / group, over keys [key_begin,
 // key_end) of those the row attends: scores, their largest (vmax), e^(score − vmax) in place and
 // its sum (sums), and the unnormalised weighted values (values, G rows of kMaxHeadDim).
@@ -316,62 +285,14 @@ STATICLM_AVX2_ATTN void AttendGroupPart(const float* q_row, int64_t position,
   }
 }
 
-// Calls attend(h, n) for each pass over heads [head_begin, head_end): the heads from h that share
-// its KV head, at most kMaxGroup of them.
-template <class Attend>
-STATICLM_AVX2_ATTN_INLINE void ForEachPass(const OpParams& p, int64_t head_begin, int64_t head_end,
-                                           Attend attend) {
-  const int64_t group = p.n_heads / p.n_kv_heads;
-  for (int64_t h = head_begin; h < head_end;) {
-    const int64_t group_end = (h / group + 1) * group;
-    int64_t n = (group_end < head_end ? group_end : head_end) - h;
-    n = n < kMaxGroup ? n : kMaxGroup;
-    attend(h, n);
-    h += n;
-  }
-}
-
-template <KvKind K>
-STATICLM_AVX2_ATTN void AttendHeadsOfRow(const float* q_row, int64_t position,
-                                         const ref::KvCacheView& c, int64_t head_begin,
-                                         int64_t head_end, float* scores_all, float* out_row) {
-  ForEachPass(c.params, head_begin, head_end, [&](int64_t h, int64_t n) {
-    switch (n) {
-      case 4:
-        return AttendGroup<K, 4>(q_row, position, c, h, scores_all, out_row);
-      case 3:
-        return AttendGroup<K, 3>(q_row, position, c, h, scores_all, out_row);
-      case 2:
-        return AttendGroup<K, 2>(q_row, position, c, h, scores_all, out_row);
-      default:
-        return AttendGroup<K, 1>(q_row, position, c, h, scores_all, out_row);
-    }
-  });
-}
-
-template <KvKind K>
-STATICLM_AVX2_ATTN void AttendPartOfRow(const float* q_row, int64_t position,
-                                        const ref::KvCacheView& c, int64_t head_begin,
-                                        int64_t head_end, int64_t key_begin, int64_t key_end,
-                                        float* scores_all, float* parts, int64_t head_stride) {
-  ForEachPass(c.params, head_begin, head_end, [&](int64_t h, int64_t n) {
-    float* first = parts + (h - head_begin) * head_stride;
-    switch (n) {
-      case 4:
-        return AttendGroupPart<K, 4>(q_row, position, c, h, scores_all, key_begin, key_end, first,
-                                     head_stride);
-      case 3:
-        return AttendGroupPart<K, 3>(q_row, position, c, h, scores_all, key_begin, key_end, first,
-                                     head_stride);
-      case 2:
-        return AttendGroupPart<K, 2>(q_row, position, c, h, scores_all, key_begin, key_end, first,
-                                     head_stride);
-      default:
-        return AttendGroupPart<K, 1>(q_row, position, c, h, scores_all, key_begin, key_end, first,
-                                     head_stride);
-    }
-  });
-}
+// The passes of this kernel (attention_simd.h's AttendRows and AttendPart run them).
+struct Avx2Grouped {
+  static constexpr int64_t kMaxGroup = detail::kMaxGroup;
+  template <KvKind K, int G>
+  static constexpr auto Group = AttendGroup<K, G>;
+  template <KvKind K, int G>
+  static constexpr auto Part = AttendGroupPart<K, G>;
+};
 
 }  // namespace
 
@@ -382,39 +303,18 @@ bool Avx2AttentionTakes(int64_t head_dim) {
 void AttentionAvx2(const float* q, int64_t rows, int32_t first_position,
                    const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                    int64_t head_end) {
-  const OpParams& p = cache.params;
-  if (p.kv_quant == KvQuant::kQ4) {
+  if (cache.params.kv_quant == KvQuant::kQ4) {
     AttentionQ4Avx2(q, rows, first_position, cache, scores, out, head_begin, head_end);
     return;
   }
-  const int64_t width = int64_t{p.n_heads} * p.head_dim;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* q_row = q + r * width;
-    float* out_row = out + r * width;
-    const int64_t position = first_position + r;
-    if (cache.type == DType::kF16) {
-      AttendHeadsOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    } else if (cache.type == DType::kF32) {
-      AttendHeadsOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    } else {
-      AttendHeadsOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    }
-  }
+  AttendRows<Avx2Grouped>(q, rows, first_position, cache, scores, out, head_begin, head_end);
 }
 
 void AttentionPartAvx2(const float* q_row, int64_t position, const ref::KvCacheView& cache,
                        float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
                        int64_t key_end, float* parts, int64_t head_stride) {
-  if (cache.type == DType::kF16) {
-    AttendPartOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
-                                  scores, parts, head_stride);
-  } else if (cache.type == DType::kF32) {
-    AttendPartOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
-                                  scores, parts, head_stride);
-  } else {
-    AttendPartOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, key_begin, key_end,
-                                 scores, parts, head_stride);
-  }
+  AttendPart<Avx2Grouped>(q_row, position, cache, scores, head_begin, head_end, key_begin, key_end,
+                          parts, head_stride);
 }
 
 }  // namespace staticlm::cpu::detail

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/arch/x86/exp_avx2.h"
 #include "backends/cpu/attention_simd.h"
+#include "backends/cpu/attention_split.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/hadamard.h"
 #include "contract/kv_policy.h"
@@ -145,56 +146,59 @@ STATICLM_TARGET_AVX512 void AccumulateRun(const Heads& h, const KvRows& v, int64
   }
 }
 
+// The weighted values of the pieces' keys, dims [d0, d0 + 16·B), times scale_by[g] into
+// out[g].
 template <KvKind K, int G, int B>
-STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const AttendedRuns& runs,
-                                            const KvRows& v, int64_t hd, int64_t d0,
-                                            const float* inv_sum, float* const* out) {
+STATICLM_TARGET_AVX512 void AccumulateBlock(const Heads& h, const Pieces& pieces, const KvRows& v,
+                                            int64_t hd, int64_t d0, const float* scale_by,
+                                            float* const* out) {
   __m512 acc[G][4];
   for (int g = 0; g < G; ++g) {
     for (int j = 0; j < 4; ++j) acc[g][j] = _mm512_setzero_ps();
   }
-  int64_t at = 0;
-  AccumulateRun<K, G, B>(h, v, hd, d0, runs.sinks, at, acc);
-  at += runs.sinks.count;
-  for (int r = 0; r < runs.n_recent; ++r) {
-    AccumulateRun<K, G, B>(h, v, hd, d0, runs.recent[r], at, acc);
-    at += runs.recent[r].count;
+  for (int i = 0; i < pieces.n; ++i) {
+    AccumulateRun<K, G, B>(h, v, hd, d0, pieces.piece[i].run, pieces.piece[i].at, acc);
   }
   for (int g = 0; g < G; ++g) {
-    const __m512 scale = _mm512_set1_ps(inv_sum[g]);
+    const __m512 scale = _mm512_set1_ps(scale_by[g]);
     for (int j = 0; j < B; ++j)
       _mm512_storeu_ps(out[g] + d0 + 16 * j, _mm512_mul_ps(acc[g][j], scale));
   }
 }
 
-// out_g = softmax-weighted sum of the values, 64 dims (four registers per head) at a time.
+// out_g = scale_by[g] · the weighted sum of the pieces' values, 64 dims (four registers per
+// head) at a time.
 template <KvKind K, int G>
-STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const AttendedRuns& runs, const KvRows& v,
-                                       int64_t hd, const float* inv_sum, float* const* out) {
+STATICLM_TARGET_AVX512 void Accumulate(const Heads& h, const Pieces& pieces, const KvRows& v,
+                                       int64_t hd, const float* scale_by, float* const* out) {
   for (int64_t d0 = 0; d0 < hd; d0 += 64) {
     switch ((hd - d0 >= 64 ? 64 : hd - d0) / 16) {
       case 4:
-        AccumulateBlock<K, G, 4>(h, runs, v, hd, d0, inv_sum, out);
+        AccumulateBlock<K, G, 4>(h, pieces, v, hd, d0, scale_by, out);
         break;
       case 3:
-        AccumulateBlock<K, G, 3>(h, runs, v, hd, d0, inv_sum, out);
+        AccumulateBlock<K, G, 3>(h, pieces, v, hd, d0, scale_by, out);
         break;
       case 2:
-        AccumulateBlock<K, G, 2>(h, runs, v, hd, d0, inv_sum, out);
+        AccumulateBlock<K, G, 2>(h, pieces, v, hd, d0, scale_by, out);
         break;
       default:
-        AccumulateBlock<K, G, 1>(h, runs, v, hd, d0, inv_sum, out);
+        AccumulateBlock<K, G, 1>(h, pieces, v, hd, d0, scale_by, out);
         break;
     }
   }
 }
 
-// Query heads [h0, h0 + G) of one row, all reading KV head `kv`: scores over the runs,
-// softmax, weighted values.
+// Query heads [h0, h0 + G) of one row, all reading KV head h0 / group, over keys [key_begin,
+// key_end) of those the row attends: scores, their largest (vmax), e^(score − vmax) in place and
+// its sum (sums), then the weighted values into values[g] (head_dim floats each), divided by the
+// sum when `normalise` (the whole softmax) or not (a part's).
 template <KvKind K, int G>
-STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
-                                        const ref::KvCacheView& c, int64_t h0, float* scores_all,
-                                        float* out_row) {
+STATICLM_TARGET_AVX512 void AttendGroupKeys(const float* q_row, int64_t position,
+                                            const ref::KvCacheView& c, int64_t h0,
+                                            float* scores_all, int64_t key_begin, int64_t key_end,
+                                            bool normalise, float* vmax, float* sums,
+                                            float* const* values) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
   const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
@@ -203,13 +207,13 @@ STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
   const KvRows k{c.type, c.k + first_row * hd * elem, c.k_side ? c.k_side + first_row : nullptr};
   const KvRows v{c.type, c.v + first_row * hd * elem, c.v_side ? c.v_side + first_row : nullptr};
   const AttendedSpans span = Attended(p, position);
-  const AttendedRuns runs = RunsOf(p, span, position);
-  // q8 caches hold Hadamard-rotated rows: queries go into that basis, outputs come back.
+  const Pieces pieces = PiecesOf(p, position, key_begin, key_end);
+  // q8 caches hold Hadamard-rotated rows: queries go into that basis (outputs come back in the
+  // callers).
   const bool hadamard = p.kv_quant == KvQuant::kQ8;
   alignas(64) float basis[G][kMaxHeadDim];
   alignas(64) float rotated[G][kMaxHeadDim];
   Heads direct{G, {}, {}}, sinks{G, {}, {}};
-  float* out[G];
   for (int g = 0; g < G; ++g) {
     const float* qh = q_row + (h0 + g) * hd;
     if (hadamard) {
@@ -217,7 +221,7 @@ STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
       Hadamard(basis[g], hd);
       qh = basis[g];
     }
-    if (span.sink_end > 0) {
+    if (span.sink_end > key_begin) {
       ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
                        rotated[g]);
       if (hadamard) Hadamard(rotated[g], hd);
@@ -225,51 +229,62 @@ STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
     direct.q[g] = qh;
     sinks.q[g] = rotated[g];
     direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
-    out[g] = out_row + (h0 + g) * hd;
   }
-  float vmax[G];
-  for (float& m : vmax) m = -INFINITY;
-  ScoreRun<K, G>(sinks, k, hd, runs.sinks, 0, p.scale, vmax);
-  int64_t at = runs.sinks.count;
-  for (int r = 0; r < runs.n_recent; ++r) {
-    ScoreRun<K, G>(direct, k, hd, runs.recent[r], at, p.scale, vmax);
-    at += runs.recent[r].count;
+  for (int g = 0; g < G; ++g) vmax[g] = -INFINITY;
+  for (int i = 0; i < pieces.n; ++i) {
+    const Piece& piece = pieces.piece[i];
+    ScoreRun<K, G>(piece.sinks ? sinks : direct, k, hd, piece.run, piece.at, p.scale, vmax);
   }
-  float inv_sum[G];
-  for (int g = 0; g < G; ++g) inv_sum[g] = 1.0f / ExpSumInPlaceAvx2(direct.scores[g], at, vmax[g]);
-  Accumulate<K, G>(direct, runs, v, hd, inv_sum, out);
-  if (hadamard) {
+  float scale_by[G];
+  for (int g = 0; g < G; ++g) {
+    sums[g] = ExpSumInPlaceAvx2(direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
+    scale_by[g] = normalise ? 1.0f / sums[g] : 1.0f;
+  }
+  Accumulate<K, G>(direct, pieces, v, hd, scale_by, values);
+}
+
+// Query heads [h0, h0 + G) of one row over every key it attends: softmax-weighted values.
+template <KvKind K, int G>
+STATICLM_TARGET_AVX512 void AttendGroup(const float* q_row, int64_t position,
+                                        const ref::KvCacheView& c, int64_t h0, float* scores_all,
+                                        float* out_row) {
+  const int64_t hd = c.params.head_dim;
+  float vmax[G], sums[G];
+  float* out[G];
+  for (int g = 0; g < G; ++g) out[g] = out_row + (h0 + g) * hd;
+  AttendGroupKeys<K, G>(q_row, position, c, h0, scores_all, 0, AttendedKeys(c.params, position),
+                        true, vmax, sums, out);
+  if (c.params.kv_quant == KvQuant::kQ8) {
     for (int g = 0; g < G; ++g) Hadamard(out[g], hd);
   }
 }
 
-template <KvKind K>
-STATICLM_TARGET_AVX512 void AttendHeadsOfRow(const float* q_row, int64_t position,
-                                             const ref::KvCacheView& c, int64_t head_begin,
-                                             int64_t head_end, float* scores_all, float* out_row) {
-  const int64_t group = c.params.n_heads / c.params.n_kv_heads;
-  for (int64_t h = head_begin; h < head_end;) {
-    // Heads sharing h's KV head, at most kMaxGroup per pass.
-    const int64_t group_end = (h / group + 1) * group;
-    int64_t n = (group_end < head_end ? group_end : head_end) - h;
-    n = n < kMaxGroup ? n : kMaxGroup;
-    switch (n) {
-      case 4:
-        AttendGroup<K, 4>(q_row, position, c, h, scores_all, out_row);
-        break;
-      case 3:
-        AttendGroup<K, 3>(q_row, position, c, h, scores_all, out_row);
-        break;
-      case 2:
-        AttendGroup<K, 2>(q_row, position, c, h, scores_all, out_row);
-        break;
-      default:
-        AttendGroup<K, 1>(q_row, position, c, h, scores_all, out_row);
-        break;
-    }
-    h += n;
+// The same over keys [key_begin, key_end): each head's part (attention_split.h), its values
+// written in place after its max and sum.
+template <KvKind K, int G>
+STATICLM_TARGET_AVX512 void AttendGroupPart(const float* q_row, int64_t position,
+                                            const ref::KvCacheView& c, int64_t h0,
+                                            float* scores_all, int64_t key_begin, int64_t key_end,
+                                            float* parts, int64_t head_stride) {
+  float vmax[G], sums[G];
+  float* values[G];
+  for (int g = 0; g < G; ++g) values[g] = parts + g * head_stride + 2;
+  AttendGroupKeys<K, G>(q_row, position, c, h0, scores_all, key_begin, key_end, false, vmax, sums,
+                        values);
+  for (int g = 0; g < G; ++g) {
+    parts[g * head_stride] = vmax[g];
+    parts[g * head_stride + 1] = sums[g];
   }
 }
+
+// The passes of this kernel (attention_simd.h's AttendRows and AttendPart run them).
+struct Avx512Grouped {
+  static constexpr int64_t kMaxGroup = detail::kMaxGroup;
+  template <KvKind K, int G>
+  static constexpr auto Group = AttendGroup<K, G>;
+  template <KvKind K, int G>
+  static constexpr auto Part = AttendGroupPart<K, G>;
+};
 
 }  // namespace
 
@@ -280,24 +295,18 @@ bool Avx512AttentionTakes(int64_t head_dim) {
 void AttentionAvx512(const float* q, int64_t rows, int32_t first_position,
                      const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                      int64_t head_end) {
-  const OpParams& p = cache.params;
-  if (p.kv_quant == KvQuant::kQ4) {
+  if (cache.params.kv_quant == KvQuant::kQ4) {
     ref::Attention(q, rows, first_position, cache, scores, out, head_begin, head_end);
     return;
   }
-  const int64_t width = int64_t{p.n_heads} * p.head_dim;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* q_row = q + r * width;
-    float* out_row = out + r * width;
-    const int64_t position = first_position + r;
-    if (cache.type == DType::kF16) {
-      AttendHeadsOfRow<KvKind::kF16>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    } else if (cache.type == DType::kF32) {
-      AttendHeadsOfRow<KvKind::kF32>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    } else {
-      AttendHeadsOfRow<KvKind::kI8>(q_row, position, cache, head_begin, head_end, scores, out_row);
-    }
-  }
+  AttendRows<Avx512Grouped>(q, rows, first_position, cache, scores, out, head_begin, head_end);
+}
+
+void AttentionPartAvx512(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                         float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                         int64_t key_end, float* parts, int64_t head_stride) {
+  AttendPart<Avx512Grouped>(q_row, position, cache, scores, head_begin, head_end, key_begin,
+                            key_end, parts, head_stride);
 }
 
 }  // namespace staticlm::cpu::detail

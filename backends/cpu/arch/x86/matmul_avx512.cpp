@@ -17,10 +17,6 @@
 #include "backends/cpu/matmul_tiles.h"
 #include "backends/cpu/reference_kernels.h"
 
-#define STATICLM_AVX512 \
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"), always_inline)) inline
-#define STATICLM_AVX512_KERNEL __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
-
 namespace staticlm::cpu::detail {
 namespace {
 
