@@ -196,7 +196,7 @@ TEST_F(EngineTest, ThreadCountDoesNotChangeTheLogits) {
 
 // Decode rows that attend many keys are computed in parts over their keys, one task each, and
 // merged (backends/cpu/attention_split.h): 701 keys are three parts of each of the tiny model's
-// two KV heads, in the static cache, with q8 and under a window of 400. Still not a bit may
+// two KV heads, in the static cache, with q8, with q4 and under a window of 400. Still not a bit may
 // change with the thread count, and the deep sequence decoded in a batch beside a shallow one
 // gets the bits it gets alone in a context of one sequence.
 TEST_F(EngineTest, SplitDecodeAttentionKeepsEveryBitAcrossThreadsAndBatches) {
@@ -211,8 +211,8 @@ TEST_F(EngineTest, SplitDecodeAttentionKeepsEveryBitAcrossThreadsAndBatches) {
     staticlm_kv_type kv;
     int32_t window;
   };
-  for (Mode mode :
-       {Mode{STATICLM_KV_F16, 0}, Mode{STATICLM_KV_Q8, 0}, Mode{STATICLM_KV_F16, 400}}) {
+  for (Mode mode : {Mode{STATICLM_KV_F16, 0}, Mode{STATICLM_KV_Q8, 0}, Mode{STATICLM_KV_Q4, 0},
+                    Mode{STATICLM_KV_F16, 400}}) {
     auto limits = [&](int threads, int batch) {
       staticlm_limits l;
       staticlm_limits_default(&l);

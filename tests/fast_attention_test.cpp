@@ -167,7 +167,8 @@ std::vector<std::pair<std::string, AttentionPartFn>> PartKernels(int64_t hd, KvQ
 // keys; across the sinks' edge and the ring's wrap, for every split count up to the most, with
 // every part kernel this CPU runs.
 void CompareParts(DType type, const Case& c) {
-  const KvQuant quant = type == kDTypeI8 ? KvQuant::kQ8 : KvQuant::kNone;
+  const KvQuant quant =
+      type == kDTypeI8 ? KvQuant::kQ8 : (type == kDTypeKvQ4 ? KvQuant::kQ4 : KvQuant::kNone);
   const auto kernels = PartKernels(c.hd, quant);
   if (kernels.empty()) GTEST_SKIP() << "no attention kernel with split parts on this CPU";
   ASSERT_EQ(c.rows, 1);
@@ -215,6 +216,19 @@ TEST(FastAttentionTest, SplitPartsMergeToTheReference) {
     CompareParts(type, {6, 2, 32, 300, 1, 1000, CachePolicy::kSlidingWindow, 280});
     CompareParts(type, {6, 2, 32, 300, 1, 1000, CachePolicy::kSink, 280, 5});
   }
+}
+
+TEST(FastAttentionTest, SplitPartsMergeToTheReferenceOnQ4Caches) {
+  const DType q4 = kDTypeKvQ4;
+  const CachePolicy s = CachePolicy::kStatic, w = CachePolicy::kSlidingWindow;
+  // Deep in a static cache: all quantized, or the last keys in the rings (parts cut inside a key
+  // group and across the quantized/ring edge); Gemma 3's shape; a group of 5 heads (passes of 4
+  // and 1); a wrapped window whose first key is inside a key group (keys in the rings' two runs).
+  CompareParts(q4, {9, 3, 64, 2048, 1, 2047, s, 0, 0, 32, 32});
+  CompareParts(q4, {9, 3, 64, 2048, 1, 2040, s, 0, 0, 32, 32});
+  CompareParts(q4, {4, 1, 256, 768, 1, 700, s, 0, 0, 16, 17});
+  CompareParts(q4, {10, 2, 80, 640, 1, 600, s, 0, 0, 16, 20});
+  CompareParts(q4, {9, 3, 64, 320, 1, 1517, w, 300, 0, 32, 40});
 }
 
 TEST(FastAttentionTest, SplitCountsDependOnKeysAndGroupsOnly) {

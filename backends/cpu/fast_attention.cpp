@@ -44,14 +44,18 @@ AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const
       detail::Avx512AttentionTakes(head_dim)) {
     *name = "avx512";
     if (serves_groups != nullptr) *serves_groups = true;
-    if (part != nullptr && kv_quant != KvQuant::kQ4) *part = detail::AttentionPartAvx512;
+    if (part != nullptr) {
+      *part =
+          kv_quant == KvQuant::kQ4 ? detail::AttentionQ4PartAvx512 : detail::AttentionPartAvx512;
+    }
     return AttentionAvx512AnyCache;
   }
   if (features.avx2 && features.fma && features.f16c && detail::Avx2AttentionTakes(head_dim)) {
     *name = "avx2";
-    // Its q4 kernel reads the cache once per query head: whole groups would only balance worse.
-    if (serves_groups != nullptr) *serves_groups = kv_quant != KvQuant::kQ4;
-    if (part != nullptr && kv_quant != KvQuant::kQ4) *part = detail::AttentionPartAvx2;
+    if (serves_groups != nullptr) *serves_groups = true;
+    if (part != nullptr) {
+      *part = kv_quant == KvQuant::kQ4 ? detail::AttentionQ4PartAvx2 : detail::AttentionPartAvx2;
+    }
     return detail::AttentionAvx2;
   }
 #endif

@@ -23,7 +23,7 @@ using AttentionFn = void (*)(const float* q, int64_t rows, int32_t first_positio
 // call is fastest with whole KV-head groups of heads [g · n_heads / kv_heads, (g + 1) · n_heads /
 // kv_heads) rather than one head, for caches quantized as `kv_quant`; *part (when given) the
 // kernel's AttentionPartFn for decode rows split over their keys (attention_split.h), or null
-// when it has none (AVX-512 and AVX2 have one for f16, f32 and q8 caches). Init only.
+// when it has none (AVX-512 and AVX2 have one for every cache type). Init only.
 AttentionFn SelectAttention(const CpuFeatures& features, int64_t head_dim, const char** name,
                             bool* serves_groups = nullptr, KvQuant kv_quant = KvQuant::kNone,
                             AttentionPartFn* part = nullptr);
@@ -47,13 +47,20 @@ void AttentionPartAvx512(const float* q_row, int64_t position, const ref::KvCach
                          float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
                          int64_t key_end, float* parts, int64_t head_stride);
 // backends/cpu/arch/x86/fast_attention_q4_avx512.cpp and _avx2.cpp: q4 caches only; AVX-512 takes
-// Avx512AttentionTakes head sizes and serves KV-head groups, AVX2 multiples of 8.
+// Avx512AttentionTakes head sizes, AVX2 multiples of 8; both serve KV-head groups.
 void AttentionQ4Avx512(const float* q, int64_t rows, int32_t first_position,
                        const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                        int64_t head_end);
 void AttentionQ4Avx2(const float* q, int64_t rows, int32_t first_position,
                      const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                      int64_t head_end);
+// Their parts of a decode row split over its keys (AttentionPartFn, attention_split.h).
+void AttentionQ4PartAvx512(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                           float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                           int64_t key_end, float* parts, int64_t head_stride);
+void AttentionQ4PartAvx2(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                         float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                         int64_t key_end, float* parts, int64_t head_stride);
 #endif
 #if defined(__aarch64__)
 // backends/cpu/arch/arm/fast_attention_neon.cpp

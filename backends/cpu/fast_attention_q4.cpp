@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "backends/cpu/attention_split.h"
 #include "contract/kv_policy.h"
 
 namespace staticlm::cpu::q4 {
@@ -21,12 +22,11 @@ struct Spans {
   int64_t begin, split, end;
 };
 
-// Scores of the pass's heads over the attended positions, in order; returns their count.
-int64_t Score(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const Spans& s,
-              const Pass& pass, float* vmax) {
+// Scores of the pass's heads over the positions of s, in order from score index `at`.
+void Score(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const Spans& s,
+           const Pass& pass, int64_t at, float* vmax) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim, group = p.kv_group;
-  int64_t at = 0;
   for (int64_t t = s.begin; t < s.split;) {
     // The rest of t's key group: its slots are consecutive (slots are a multiple of group).
     const int64_t group_first = t / group * group;
@@ -45,15 +45,14 @@ int64_t Score(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const S
     at += count;
     t += count;
   }
-  return at;
 }
 
-// out[g] = Σ_t scores[g][t] · v_t, plus the quantized values' mins into bias[g].
+// out[g] = Σ_t scores[g][t] · v_t over the positions of s (their scores from index `at`), plus
+// the quantized values' mins into bias[g].
 void AddValues(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const Spans& s,
-               const Pass& pass, float* bias) {
+               const Pass& pass, int64_t at, float* bias) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
-  int64_t at = 0;
   for (int64_t t = s.begin; t < s.split;) {
     const int64_t slot = KvSlot(p, t);
     const int64_t count = Min(s.split - t, p.cache_slots - slot);
@@ -71,34 +70,55 @@ void AddValues(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const 
   }
 }
 
-// Query heads [h0, h0 + n) of one row at `position`, all reading KV head `kv`.
+// Query heads [h0, h0 + n) of one row at `position`, all reading KV head h0 / group, over keys
+// [key_begin, key_end) of those it attends (positions from the window's first): the scores,
+// their largest (vmax), e^(score − vmax) in place and its sum (sums), and into out[g] (head_dim
+// floats each) the weighted values, divided by the sum when `normalise` (the whole softmax) or
+// not (a part's, attention_split.h).
 void AttendPass(const Kernels& isa, const float* q_row, int64_t position, int64_t split,
-                const ref::KvCacheView& c, int64_t h0, int n, float* scores_all, float* out_row) {
+                const ref::KvCacheView& c, int64_t h0, int n, float* scores_all, int64_t key_begin,
+                int64_t key_end, bool normalise, float* vmax, float* sums, float* const* out) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
   const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
-  const AttendedSpans span = Attended(p, position);  // no sinks: q4 has no Sink policy
-  const Spans s{span.begin, Max(span.begin, Min(position + 1, split)), position + 1};
+  const int64_t first = Attended(p, position).begin;  // no sinks: q4 has no Sink policy
+  const int64_t begin = first + key_begin, end = first + key_end;
+  const Spans s{begin, Max(begin, Min(end, split)), end};
   Pass pass;
   pass.n = n;
   pass.head_dim = hd;
   pass.scale = p.scale;
-  float vmax[kMaxHeads], inv_sum[kMaxHeads], bias[kMaxHeads];
+  float bias[kMaxHeads];
   for (int g = 0; g < n; ++g) {
     pass.q[g] = q_row + (h0 + g) * hd;
     pass.scores[g] = scores_all + (h0 + g) * p.cache_slots;
-    pass.out[g] = out_row + (h0 + g) * hd;
+    pass.out[g] = out[g];
     vmax[g] = -INFINITY;
     bias[g] = 0.0f;
   }
-  const int64_t count = Score(isa, c, kv, s, pass, vmax);
+  Score(isa, c, kv, s, pass, key_begin, vmax);
   for (int g = 0; g < n; ++g) {
-    inv_sum[g] = 1.0f / isa.exp_sum(pass.scores[g], count, vmax[g]);
+    sums[g] = isa.exp_sum(pass.scores[g] + key_begin, key_end - key_begin, vmax[g]);
     for (int64_t d = 0; d < hd; ++d) pass.out[g][d] = 0.0f;
   }
-  AddValues(isa, c, kv, s, pass, bias);
+  AddValues(isa, c, kv, s, pass, key_begin, bias);
   for (int g = 0; g < n; ++g) {
-    for (int64_t d = 0; d < hd; ++d) pass.out[g][d] = (pass.out[g][d] + bias[g]) * inv_sum[g];
+    const float inv_sum = normalise ? 1.0f / sums[g] : 1.0f;
+    for (int64_t d = 0; d < hd; ++d) pass.out[g][d] = (pass.out[g][d] + bias[g]) * inv_sum;
+  }
+}
+
+// Calls attend(h, n) for each pass over heads [head_begin, head_end): the heads from h that share
+// its KV head, at most max_heads of them.
+template <class Attend>
+void ForEachPass(const Kernels& isa, const OpParams& p, int64_t head_begin, int64_t head_end,
+                 Attend attend) {
+  const int64_t group = p.n_heads / p.n_kv_heads;
+  for (int64_t h = head_begin; h < head_end;) {
+    const int64_t group_end = (h / group + 1) * group;
+    const int n = static_cast<int>(Min(Min(group_end, head_end) - h, isa.max_heads));
+    attend(h, n);
+    h += n;
   }
 }
 
@@ -124,18 +144,37 @@ void Attend(const Kernels& isa, const float* q, int64_t rows, int32_t first_posi
             int64_t head_end) {
   const OpParams& p = cache.params;
   const int64_t width = int64_t{p.n_heads} * p.head_dim;
-  const int64_t group = p.n_heads / p.n_kv_heads;
   const int64_t split = QuantizedEnd(p, first_position + rows);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t h = head_begin; h < head_end;) {
-      // Heads sharing h's KV head, at most max_heads per pass.
-      const int64_t group_end = (h / group + 1) * group;
-      const int n = static_cast<int>(Min(Min(group_end, head_end) - h, isa.max_heads));
-      AttendPass(isa, q + r * width, first_position + r, split, cache, h, n, scores,
-                 out + r * width);
-      h += n;
-    }
+    const int64_t position = first_position + r;
+    const int64_t keys = AttendedKeys(p, position);
+    ForEachPass(isa, p, head_begin, head_end, [&](int64_t h, int n) {
+      float vmax[kMaxHeads], sums[kMaxHeads];
+      float* heads_out[kMaxHeads];
+      for (int g = 0; g < n; ++g) heads_out[g] = out + r * width + (h + g) * p.head_dim;
+      AttendPass(isa, q + r * width, position, split, cache, h, n, scores, 0, keys, true, vmax,
+                 sums, heads_out);
+    });
   }
+}
+
+void AttendPart(const Kernels& isa, const float* q_row, int64_t position,
+                const ref::KvCacheView& cache, float* scores, int64_t head_begin, int64_t head_end,
+                int64_t key_begin, int64_t key_end, float* parts, int64_t head_stride) {
+  const OpParams& p = cache.params;
+  const int64_t split = QuantizedEnd(p, position + 1);
+  ForEachPass(isa, p, head_begin, head_end, [&](int64_t h, int n) {
+    float vmax[kMaxHeads], sums[kMaxHeads];
+    float* values[kMaxHeads];
+    float* first = parts + (h - head_begin) * head_stride;
+    for (int g = 0; g < n; ++g) values[g] = first + g * head_stride + 2;
+    AttendPass(isa, q_row, position, split, cache, h, n, scores, key_begin, key_end, false, vmax,
+               sums, values);
+    for (int g = 0; g < n; ++g) {
+      first[g * head_stride] = vmax[g];
+      first[g * head_stride + 1] = sums[g];
+    }
+  });
 }
 
 }  // namespace staticlm::cpu::q4

@@ -57,4 +57,10 @@ void Attend(const Kernels& kernels, const float* q, int64_t rows, int32_t first_
             const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
             int64_t head_end);
 
+// AttentionPartFn's contract (attention_split.h) for q4 caches: a decode row's part over keys
+// [key_begin, key_end) of those it attends, each pass of query heads sharing a KV head.
+void AttendPart(const Kernels& kernels, const float* q_row, int64_t position,
+                const ref::KvCacheView& cache, float* scores, int64_t head_begin, int64_t head_end,
+                int64_t key_begin, int64_t key_end, float* parts, int64_t head_stride);
+
 }  // namespace staticlm::cpu::q4

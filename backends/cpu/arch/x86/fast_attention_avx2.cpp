@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "backends/cpu/arch/x86/exp_avx2.h"
+#include "backends/cpu/arch/x86/lane_sums_avx2.h"
 #include "backends/cpu/attention_simd.h"
 #include "backends/cpu/attention_split.h"
 #include "backends/cpu/fast_attention.h"
@@ -50,23 +51,6 @@ STATICLM_AVX2_ATTN_INLINE __m256 Load8(const uint8_t* base, int64_t index) {
 STATICLM_AVX2_ATTN_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
   for (int64_t b = 0; b < bytes; b += 64) {
     _mm_prefetch(reinterpret_cast<const char*>(p + b), _MM_HINT_T0);
-  }
-}
-
-// The lane sums of acc[0 … J) into sums[0 … J) (J = 1, 2 or 4; for J > 1 sums holds four floats,
-// lanes past J repeating the first sums), each as ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))
-// whatever J is, so that a key's score does not depend on how many heads are served together (a
-// head per call must give the same bits).
-template <int J>
-STATICLM_AVX2_ATTN_INLINE void LaneSums(const __m256* acc, float* sums) {
-  const __m256 ab = _mm256_hadd_ps(acc[0], J >= 2 ? acc[1] : acc[0]);
-  const __m256 cd = J == 4 ? _mm256_hadd_ps(acc[2], acc[3]) : ab;
-  const __m256 abcd = _mm256_hadd_ps(ab, cd);
-  const __m128 four = _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-  if constexpr (J == 1) {
-    sums[0] = _mm_cvtss_f32(four);
-  } else {
-    _mm_storeu_ps(sums, four);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "backends/cpu/arch/x86/exp_avx2.h"
+#include "backends/cpu/attention_simd.h"
 #include "backends/cpu/fast_attention.h"
 #include "backends/cpu/fast_attention_q4.h"
 
@@ -267,44 +268,27 @@ STATICLM_TARGET_AVX512 void AddAvx512(const Pass& h, const uint8_t* values, cons
   }
 }
 
-// call.template operator()<G>() for the pass's head count G (1 … 4).
-template <typename Call>
-void ByHeads(int n, Call call) {
-  switch (n) {
-    case 4:
-      call.template operator()<4>();
-      break;
-    case 3:
-      call.template operator()<3>();
-      break;
-    case 2:
-      call.template operator()<2>();
-      break;
-    default:
-      call.template operator()<1>();
-      break;
-  }
-}
-
 void ScoreCodesAvx512(const Pass& h, const uint8_t* codes, const float* params, int64_t count,
                       int64_t at, float* vmax) {
-  ByHeads(h.n, [&]<int G>() { ScoreAvx512<true, G>(h, codes, params, count, at, vmax); });
+  WithGroupSize(h.n,
+                [&](auto g) { ScoreAvx512<true, g.value>(h, codes, params, count, at, vmax); });
 }
 
 void ScoreRowsAvx512(const Pass& h, const float* rows, int64_t count, int64_t at, float* vmax) {
   const auto* keys = reinterpret_cast<const uint8_t*>(rows);
-  ByHeads(h.n, [&]<int G>() { ScoreAvx512<false, G>(h, keys, nullptr, count, at, vmax); });
+  WithGroupSize(h.n,
+                [&](auto g) { ScoreAvx512<false, g.value>(h, keys, nullptr, count, at, vmax); });
 }
 
 void AddCodesAvx512(const Pass& h, const uint8_t* codes, const float* params, int64_t count,
                     int64_t at, float* bias) {
-  ByHeads(h.n, [&]<int G>() { AddAvx512<true, G>(h, codes, params, count, at); });
+  WithGroupSize(h.n, [&](auto g) { AddAvx512<true, g.value>(h, codes, params, count, at); });
   q4::AddMins(h, params, count, at, bias);
 }
 
 void AddRowsAvx512(const Pass& h, const float* rows, int64_t count, int64_t at) {
   const auto* values = reinterpret_cast<const uint8_t*>(rows);
-  ByHeads(h.n, [&]<int G>() { AddAvx512<false, G>(h, values, nullptr, count, at); });
+  WithGroupSize(h.n, [&](auto g) { AddAvx512<false, g.value>(h, values, nullptr, count, at); });
 }
 
 STATICLM_TARGET_AVX512 float ExpSum(float* x, int64_t n, float max) {
@@ -320,6 +304,13 @@ void AttentionQ4Avx512(const float* q, int64_t rows, int32_t first_position,
                        const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
                        int64_t head_end) {
   q4::Attend(kAvx512, q, rows, first_position, cache, scores, out, head_begin, head_end);
+}
+
+void AttentionQ4PartAvx512(const float* q_row, int64_t position, const ref::KvCacheView& cache,
+                           float* scores, int64_t head_begin, int64_t head_end, int64_t key_begin,
+                           int64_t key_end, float* parts, int64_t head_stride) {
+  q4::AttendPart(kAvx512, q_row, position, cache, scores, head_begin, head_end, key_begin, key_end,
+                 parts, head_stride);
 }
 
 }  // namespace staticlm::cpu::detail
