@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backends/cpu/hadamard.h"
 #include "backends/cpu/reference_kernels.h"
 #include "contract/kv_policy.h"
 
@@ -62,6 +63,68 @@ inline AttendedRuns RunsOf(const OpParams& p, const AttendedSpans& span, int64_t
   if (first < count) r.recent[r.n_recent++] = {walk.wrap_to, count - first};
   return r;
 }
+
+// One KV head's keys or values: rows of head_dim at `base`, with q8 scales beside.
+struct KvRows {
+  DType type;
+  const uint8_t* base;
+  const float* scales;  // q8 only
+};
+
+// The grouped kernels (AVX2, AVX-512): query heads served per pass over a KV head's cache, and
+// the widest head they take.
+constexpr int kMaxGroupHeads = 4;
+constexpr int64_t kMaxGroupedHeadDim = 256;
+
+// The query heads of one pass: their queries (in the cache's basis) and score rows.
+struct GroupHeads {
+  const float* q[kMaxGroupHeads];
+  float* scores[kMaxGroupHeads];
+};
+
+// What a grouped kernel's pass over query heads [h0, h0 + G) of one row at `position` reads
+// besides the cache's keys [key_begin, …): its KV head's key and value rows, and the heads'
+// queries in the cache's basis (a q8 cache holds Hadamard-rotated rows; the callers turn the
+// outputs back) — `direct` for the recent keys and, when the keys reach the sinks, `sinks`
+// turned to their position inside the cache. Refers to itself: not copied.
+template <KvKind K, int G>
+struct GroupPass {
+  KvRows k, v;
+  GroupHeads direct{}, sinks{};
+  alignas(64) float basis[G][kMaxGroupedHeadDim];
+  alignas(64) float rotated[G][kMaxGroupedHeadDim];
+
+  GroupPass(const float* q_row, int64_t position, const ref::KvCacheView& c, int64_t h0,
+            int64_t key_begin, float* scores_all) {
+    const OpParams& p = c.params;
+    const int64_t hd = p.head_dim;
+    const int64_t first_row = h0 / (p.n_heads / p.n_kv_heads) * p.cache_slots;
+    k = {c.type, c.k + first_row * hd * KvBytes<K>(),
+         c.k_side != nullptr ? c.k_side + first_row : nullptr};
+    v = {c.type, c.v + first_row * hd * KvBytes<K>(),
+         c.v_side != nullptr ? c.v_side + first_row : nullptr};
+    const AttendedSpans span = Attended(p, position);
+    const bool hadamard = p.kv_quant == KvQuant::kQ8;
+    for (int g = 0; g < G; ++g) {
+      const float* qh = q_row + (h0 + g) * hd;
+      if (hadamard) {
+        for (int64_t d = 0; d < hd; ++d) basis[g][d] = qh[d];
+        Hadamard(basis[g], hd);
+        qh = basis[g];
+      }
+      if (span.sink_end > key_begin) {
+        ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
+                         rotated[g]);
+        if (hadamard) Hadamard(rotated[g], hd);
+      }
+      direct.q[g] = qh;
+      sinks.q[g] = rotated[g];
+      direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
+    }
+  }
+  GroupPass(const GroupPass&) = delete;
+  GroupPass& operator=(const GroupPass&) = delete;
+};
 
 // A run of the keys a query attends, with where its scores start in score order.
 struct Piece {
@@ -195,13 +258,6 @@ void AttendPart(const float* q_row, int64_t position, const ref::KvCacheView& ca
   ForCacheType(cache.type, kByKind)(q_row, position, cache, head_begin, head_end, key_begin,
                                     key_end, scores, parts, head_stride);
 }
-
-// One KV head's keys or values: rows of head_dim at `base`, with q8 scales beside.
-struct KvRows {
-  DType type;
-  const uint8_t* base;
-  const float* scales;  // q8 only
-};
 
 // One query row of one head: q (head_dim), its position, the layer's parameters, its KV head's
 // keys and values, its scores scratch, its output (head_dim).

@@ -27,8 +27,8 @@
 namespace staticlm::cpu::detail {
 namespace {
 
-constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
-constexpr int kMaxHeadDim = 256;
+constexpr int kMaxGroup = kMaxGroupHeads;  // query heads served per pass over the cache
+constexpr int64_t kMaxHeadDim = kMaxGroupedHeadDim;
 // Positions whose value rows are summed into every head's accumulators before the next ones
 // load: 32 rows of a 256-wide f16 head are 16 KiB, in L1 beside the 4 KiB of accumulators.
 constexpr int64_t kTileKeys = 32;
@@ -55,10 +55,7 @@ STATICLM_AVX2_ATTN_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
 }
 
 // The heads of one pass: their queries (already in the cache's basis) and score rows.
-struct Heads {
-  const float* q[kMaxGroup];
-  float* scores[kMaxGroup];
-};
+using Heads = GroupHeads;
 
 // scores[g][at + i] = scale · q_g · key(run.slot + i), J keys at a time (J accumulators per head
 // in registers, each key converted once and used by every head at once: 4 keys for up to three
@@ -188,47 +185,20 @@ STATICLM_AVX2_ATTN void AttendGroupKeys(const float* q_row, int64_t position,
                                         float* sums, float (*values)[kMaxHeadDim]) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
-  const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
-  const int64_t first_row = kv * p.cache_slots;
-  const KvRows k{c.type, c.k + first_row * hd * KvBytes<K>(),
-                 c.k_side != nullptr ? c.k_side + first_row : nullptr};
-  const KvRows v{c.type, c.v + first_row * hd * KvBytes<K>(),
-                 c.v_side != nullptr ? c.v_side + first_row : nullptr};
-  const AttendedSpans span = Attended(p, position);
   const Pieces pieces = PiecesOf(p, position, key_begin, key_end);
-  // q8 caches hold Hadamard-rotated rows: queries go into that basis (outputs come back in the
-  // callers).
-  const bool hadamard = p.kv_quant == KvQuant::kQ8;
-  alignas(32) float basis[G][kMaxHeadDim];
-  alignas(32) float rotated[G][kMaxHeadDim];
-  Heads direct{}, sinks{};
-  for (int g = 0; g < G; ++g) {
-    const float* qh = q_row + (h0 + g) * hd;
-    if (hadamard) {
-      for (int64_t d = 0; d < hd; ++d) basis[g][d] = qh[d];
-      Hadamard(basis[g], hd);
-      qh = basis[g];
-    }
-    if (span.sink_end > key_begin) {
-      ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
-                       rotated[g]);
-      if (hadamard) Hadamard(rotated[g], hd);
-    }
-    direct.q[g] = qh;
-    sinks.q[g] = rotated[g];
-    direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
-  }
+  const GroupPass<K, G> pass(q_row, position, c, h0, key_begin, scores_all);
   for (int g = 0; g < G; ++g) vmax[g] = -INFINITY;
   for (int i = 0; i < pieces.n; ++i) {
     const Piece& piece = pieces.piece[i];
-    ScoreRun<K, G>(piece.sinks ? sinks : direct, k, hd, piece.run, piece.at, p.scale, vmax);
+    ScoreRun<K, G>(piece.sinks ? pass.sinks : pass.direct, pass.k, hd, piece.run, piece.at, p.scale,
+                   vmax);
   }
   for (int g = 0; g < G; ++g) {
-    sums[g] = ExpSumInPlaceAvx2(direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
+    sums[g] = ExpSumInPlaceAvx2(pass.direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
     for (int64_t d = 0; d < hd; ++d) values[g][d] = 0.0f;
   }
   for (int i = 0; i < pieces.n; ++i) {
-    AccumulateRun<K, G>(direct, v, hd, pieces.piece[i].run, pieces.piece[i].at, values);
+    AccumulateRun<K, G>(pass.direct, pass.v, hd, pieces.piece[i].run, pieces.piece[i].at, values);
   }
 }
 

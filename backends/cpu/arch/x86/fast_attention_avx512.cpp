@@ -20,8 +20,8 @@
 namespace staticlm::cpu::detail {
 namespace {
 
-constexpr int kMaxGroup = 4;  // query heads served per pass over the cache
-constexpr int kMaxHeadDim = 256;
+constexpr int kMaxGroup = kMaxGroupHeads;  // query heads served per pass over the cache
+constexpr int64_t kMaxHeadDim = kMaxGroupedHeadDim;
 
 // Sixteen values of a cache row as f32 (q8 values not yet scaled).
 template <KvKind K>
@@ -61,11 +61,7 @@ STATICLM_TARGET_AVX512_INLINE void Prefetch(const uint8_t* p, int64_t bytes) {
 }
 
 // The heads of one pass: their queries (already in the cache's basis) and score rows.
-struct Heads {
-  int n;
-  const float* q[kMaxGroup];
-  float* scores[kMaxGroup];
-};
+using Heads = GroupHeads;
 
 // scores[g][at + i] = scale · q_g · key(run.slot + i), four keys at a time; vmax[g] keeps the
 // largest score of head g.
@@ -201,46 +197,20 @@ STATICLM_TARGET_AVX512 void AttendGroupKeys(const float* q_row, int64_t position
                                             float* const* values) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
-  const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
-  const int64_t elem = KvBytes<K>();
-  const int64_t first_row = kv * p.cache_slots;
-  const KvRows k{c.type, c.k + first_row * hd * elem, c.k_side ? c.k_side + first_row : nullptr};
-  const KvRows v{c.type, c.v + first_row * hd * elem, c.v_side ? c.v_side + first_row : nullptr};
-  const AttendedSpans span = Attended(p, position);
   const Pieces pieces = PiecesOf(p, position, key_begin, key_end);
-  // q8 caches hold Hadamard-rotated rows: queries go into that basis (outputs come back in the
-  // callers).
-  const bool hadamard = p.kv_quant == KvQuant::kQ8;
-  alignas(64) float basis[G][kMaxHeadDim];
-  alignas(64) float rotated[G][kMaxHeadDim];
-  Heads direct{G, {}, {}}, sinks{G, {}, {}};
-  for (int g = 0; g < G; ++g) {
-    const float* qh = q_row + (h0 + g) * hd;
-    if (hadamard) {
-      for (int64_t d = 0; d < hd; ++d) basis[g][d] = qh[d];
-      Hadamard(basis[g], hd);
-      qh = basis[g];
-    }
-    if (span.sink_end > key_begin) {
-      ref::RotateQuery(q_row + (h0 + g) * hd, p, span.cache_position - position, c.rope_factors,
-                       rotated[g]);
-      if (hadamard) Hadamard(rotated[g], hd);
-    }
-    direct.q[g] = qh;
-    sinks.q[g] = rotated[g];
-    direct.scores[g] = sinks.scores[g] = scores_all + (h0 + g) * p.cache_slots;
-  }
+  const GroupPass<K, G> pass(q_row, position, c, h0, key_begin, scores_all);
   for (int g = 0; g < G; ++g) vmax[g] = -INFINITY;
   for (int i = 0; i < pieces.n; ++i) {
     const Piece& piece = pieces.piece[i];
-    ScoreRun<K, G>(piece.sinks ? sinks : direct, k, hd, piece.run, piece.at, p.scale, vmax);
+    ScoreRun<K, G>(piece.sinks ? pass.sinks : pass.direct, pass.k, hd, piece.run, piece.at, p.scale,
+                   vmax);
   }
   float scale_by[G];
   for (int g = 0; g < G; ++g) {
-    sums[g] = ExpSumInPlaceAvx2(direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
+    sums[g] = ExpSumInPlaceAvx2(pass.direct.scores[g] + key_begin, key_end - key_begin, vmax[g]);
     scale_by[g] = normalise ? 1.0f / sums[g] : 1.0f;
   }
-  Accumulate<K, G>(direct, pieces, v, hd, scale_by, values);
+  Accumulate<K, G>(pass.direct, pieces, pass.v, hd, scale_by, values);
 }
 
 // Query heads [h0, h0 + G) of one row over every key it attends: softmax-weighted values.
