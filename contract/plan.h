@@ -88,8 +88,9 @@ enum class KvQuant : uint8_t {
   kNone = 0,  // k, v caches of F16 or F32 [kv_heads, R, head_dim]
   kQ8 = 1,    // I8 caches [kv_heads, R, head_dim], value = q · scale, an F32 scale per token and
               // head: side tensors k_scale, v_scale [kv_heads, R]. Rows are stored rotated by
-              // the normalised Hadamard transform (head_dim a power of two): attention rotates
-              // the query into that basis and its output back
+              // the normalised Hadamard transform (a head_dim not a power of two in blocks of
+              // its binary digits, largest first: 96 = 64 + 32; backends/cpu/hadamard.h):
+              // attention rotates the query into that basis and its output back
   kQ4 = 2,    // KIVI: KV_Q4 caches [kv_heads, R, head_dim] (R a multiple of kv_group); keys
               // per channel over groups of kv_group tokens (k_params F32 [kv_heads, R / group,
               // 2, head_dim]: scale, min), values per token (v_params F32 [kv_heads, R, 2]);

@@ -138,8 +138,6 @@ bool PolicyValid(const OpParams& p, const PlanLimits& l) {
     return p.cache_policy != CachePolicy::kSink && p.kv_group >= 1 && slots % p.kv_group == 0 &&
            p.recent_slots >= p.kv_group + chunk - 1 && p.recent_slots <= (int64_t(1) << 30);
   }
-  // q8 rotates rows by a Hadamard transform, defined for power-of-two sizes.
-  if (p.kv_quant == KvQuant::kQ8 && (p.head_dim & (p.head_dim - 1)) != 0) return false;
   return p.kv_quant <= KvQuant::kQ4 && p.kv_group == 0 && p.recent_slots == 0;
 }
 

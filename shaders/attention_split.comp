@@ -18,7 +18,7 @@
 // policy).
 // Push constants: a n_heads, b kv_heads, c head_dim (≤ HD), d slots, e n_splits, f policy |
 // halves << 2 | sinks << 3, g window, h kv_group (q4) or the RoPE's width (Sink), i recent_slots
-// (q4), fa scale, fb 1/√head_dim (q8).
+// (q4), fa scale.
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;

@@ -10,7 +10,7 @@
 // b0 k, b1 v, b2 k cache, b3 v cache, b4 k scales, b5 v scales (q8; (max_batch · kv_heads,
 // slots)).
 // Push constants: a kv_heads, b head_dim, c slots, f policy | halves << 2 | sinks << 3, g window,
-// i recent_slots (q4), fb 1/√head_dim (q8).
+// i recent_slots (q4).
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;

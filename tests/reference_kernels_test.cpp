@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/dequantize.h"
+#include "backends/cpu/hadamard.h"
 #include "backends/cpu/half.h"
 #include "backends/cpu/reference_kernels.h"
 
@@ -227,9 +228,11 @@ TEST(ElementwiseTest, SiluMulAddSoftmax) {
 
 // Causal grouped-query attention, computed directly from the K/V rows in double.
 // q8 and q4 (KIVI, groups of 4 tokens) quantize: `tolerance` bounds their error too.
-void ExpectAttentionMatches(DType cache_type, double tolerance, KvQuant quant = KvQuant::kNone) {
-  const int64_t heads = 6, kv_heads = 2, hd = quant == KvQuant::kNone ? 12 : 16, capacity = 20,
-                rows = 6, group = 4, recent = group + rows - 1;
+void ExpectAttentionMatches(DType cache_type, double tolerance, KvQuant quant = KvQuant::kNone,
+                            int64_t head_dim = 0) {
+  const int64_t heads = 6, kv_heads = 2, capacity = 20, rows = 6, group = 4,
+                recent = group + rows - 1;
+  const int64_t hd = head_dim > 0 ? head_dim : (quant == KvQuant::kNone ? 12 : 16);
   const int32_t first = 7;  // rows at positions 7..12; earlier positions come from the cache
   const int64_t total = first + rows;
   auto k_rows = RandomVector(total * kv_heads * hd, 8);
@@ -296,6 +299,11 @@ TEST(AttentionTest, Q8CacheMatchesWithinInt8Precision) {
   ExpectAttentionMatches(kDTypeI8, 0.03, KvQuant::kQ8);
 }
 
+// A head of 24 dims, which q8 rotates in blocks of 16 and 8.
+TEST(AttentionTest, Q8CacheOfAHeadInHadamardBlocksMatchesWithinInt8Precision) {
+  ExpectAttentionMatches(kDTypeI8, 0.03, KvQuant::kQ8, 24);
+}
+
 // 4 bits (16 levels over each key channel's or value row's range): coarse, but a wrong slot,
 // group or scale would be off by the data's own size (~1).
 TEST(AttentionTest, Q4CacheMatchesWithinFourBitPrecision) {
@@ -310,6 +318,34 @@ TEST(AttentionTest, F32CacheMatchesDirectComputation) {
 // output error near 1e-3.
 TEST(AttentionTest, F16CacheMatchesWithinHalfPrecision) {
   ExpectAttentionMatches(DType::kF16, 3e-3);
+}
+
+// The transform against its definition: row i of the Walsh-Hadamard matrix of order 2^k has
+// entry (−1)^popcount(i & j) / √(2^k) in column j; a size that is not a power of two is the
+// block-diagonal matrix of its binary digits' blocks, largest first. Its own inverse.
+TEST(HadamardTest, BlocksOfTheBinaryDigitsEqualTheDefinitionAndInvertThemselves) {
+  for (int64_t n : {1, 2, 16, 24, 80, 96, 112, 256}) {
+    std::vector<float> x = RandomVector(n, 30 + uint32_t(n));
+    std::vector<float> y = x;
+    Hadamard(y.data(), n);
+    int64_t begin = 0;
+    for (int64_t block : {256, 128, 64, 32, 16, 8, 4, 2, 1}) {
+      if ((n & block) == 0) continue;
+      for (int64_t i = 0; i < block; ++i) {
+        double expect = 0.0;
+        for (int64_t j = 0; j < block; ++j) {
+          const double sign = __builtin_popcountll(uint64_t(i & j)) % 2 == 0 ? 1.0 : -1.0;
+          expect += sign * x[size_t(begin + j)];
+        }
+        expect /= std::sqrt(double(block));
+        EXPECT_NEAR(y[size_t(begin + i)], expect, 1e-5) << "n " << n << " index " << begin + i;
+      }
+      begin += block;
+    }
+    ASSERT_EQ(begin, n);
+    Hadamard(y.data(), n);
+    for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[size_t(i)], x[size_t(i)], 1e-5) << n;
+  }
 }
 
 TEST(EmbedTest, RowsAreDequantizedTableRows) {

@@ -21,7 +21,7 @@ void StorePlain(DType type, uint8_t* base, int64_t index, float value) {
 // q8: one (token, head) row of head_dim values, Hadamard-rotated (backends/cpu/hadamard.h),
 // then symmetric with scale max|x| / 127.
 void StoreQ8Row(const float* row, int64_t n, int8_t* q, float* scale) {
-  float x[256];  // head_dim ≤ 256, a power of two (plan validation)
+  float x[256];  // head_dim ≤ 256 (plan validation)
   for (int64_t d = 0; d < n; ++d) x[d] = row[d];
   Hadamard(x, n);
   float amax = 0.0f;

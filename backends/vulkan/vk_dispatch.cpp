@@ -352,8 +352,8 @@ struct Translator {
     return Status::Ok();
   }
 
-  // The policy push constants of shaders/kv_policy.glsl (with the sink query's RoPE pairing), q4's
-  // group and ring size, and q8's 1/√head_dim.
+  // The policy push constants of shaders/kv_policy.glsl (with the sink query's RoPE pairing), and
+  // q4's group and ring size.
   static void CachePushConstants(const OpParams& p, PushConstants* pc) {
     pc->f = static_cast<uint32_t>(p.cache_policy) | (p.rope_halves ? 4u : 0u) |
             static_cast<uint32_t>(p.sinks) << 3;
@@ -361,7 +361,6 @@ struct Translator {
     // q4's group; a Sink cache (never q4) the width its sinks' query turn rotates.
     pc->h = static_cast<uint32_t>(p.cache_policy == CachePolicy::kSink ? RopeDims(p) : p.kv_group);
     pc->i = static_cast<uint32_t>(p.recent_slots);
-    pc->fb = 1.0f / std::sqrt(static_cast<float>(p.head_dim));  // as backends/cpu/hadamard.h
   }
 
   Status KvStore(const Op& op) {

@@ -527,12 +527,6 @@ Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
   if (limits.kv_dtype == kDTypeKvQ4 && config.head_dim % 2 != 0) {
     return Status::Error(StatusCode::kUnsupported, "a q4 KV cache needs an even head size");
   }
-  if (limits.kv_dtype == kDTypeI8 && (config.head_dim & (config.head_dim - 1)) != 0) {
-    return Status::Error(StatusCode::kUnsupported,
-                         "a q8 KV cache needs a power-of-two head size (its rows are "
-                         "Hadamard-rotated), not %d",
-                         config.head_dim);
-  }
   if (limits.window < 0 || limits.sinks < 0 || limits.global_every < 0 || limits.cache_chunk < 0) {
     return Status::Error(StatusCode::kInvalidArgument, "window, sinks and pattern must be >= 0");
   }

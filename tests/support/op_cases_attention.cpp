@@ -50,10 +50,10 @@ constexpr int32_t kHeads = 6, kKvHeads = 2, kMaxContext = 304, kWindow = 13, kSi
 constexpr int32_t kQ4Group = 8;
 constexpr float kRopeBase = 10000.0f;
 
-// Head size: q8 rotates rows by a Hadamard transform (a power of two); q4 groups channels by
-// 8; f16/f32 take one that is neither.
+// Head size: q8 rotates rows by a Hadamard transform, Phi-3's 96 in blocks of 64 and 32; q4
+// groups channels by 8; f16/f32 take one that is neither a power of two nor q8's.
 int32_t HeadDim(Kv kv) {
-  return kv == Kv::kQ8 ? 64 : (kv == Kv::kQ4 ? 72 : 80);
+  return kv == Kv::kQ8 ? 96 : (kv == Kv::kQ4 ? 72 : 80);
 }
 
 // The sizes of one layer's cache tensors and what its ops read.

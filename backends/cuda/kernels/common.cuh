@@ -129,26 +129,32 @@ inline unsigned Blocks(int64_t work, int64_t per_block) {
 }
 
 // The normalised Walsh-Hadamard transform of x[0 … n) in shared memory, by the whole block
-// (kWarp false) or by one warp on a row of its own (kWarp true): the reference's butterflies
-// (backends/cpu/hadamard.h), each stage's pairs in parallel, so the result is bit for bit the
-// reference's.
+// (kWarp false) or by one warp on a row of its own (kWarp true): the reference's blocks of n's
+// binary digits, largest first, and its butterflies (backends/cpu/hadamard.h), each stage's
+// pairs in parallel, so the result is bit for bit the reference's.
 template <bool kWarp>
 __device__ inline void Hadamard(float* x, int n) {
   const int first = kWarp ? threadIdx.x % 32 : threadIdx.x;
   const int stride = kWarp ? 32 : blockDim.x;
   auto sync = [] { kWarp ? __syncwarp() : __syncthreads(); };
-  for (int half = 1; half < n; half *= 2) {
-    sync();
-    for (int p = first; p < n / 2; p += stride) {
-      const int j = p / half * 2 * half + p % half;
-      const float a = x[j], b = x[j + half];
-      x[j] = a + b;
-      x[j + half] = a - b;
+  for (int at = 0; at < n;) {
+    int block = 1;
+    while (block * 2 <= n - at) block *= 2;
+    float* row = x + at;
+    for (int half = 1; half < block; half *= 2) {
+      sync();
+      for (int p = first; p < block / 2; p += stride) {
+        const int j = p / half * 2 * half + p % half;
+        const float a = row[j], b = row[j + half];
+        row[j] = a + b;
+        row[j + half] = a - b;
+      }
     }
+    sync();
+    const float norm = 1.0f / sqrtf(static_cast<float>(block));
+    for (int d = first; d < block; d += stride) row[d] *= norm;
+    at += block;
   }
-  sync();
-  const float norm = 1.0f / sqrtf(static_cast<float>(n));
-  for (int d = first; d < n; d += stride) x[d] *= norm;
   sync();
 }
 
