@@ -10,6 +10,15 @@
 
 namespace staticlm {
 
+// The slots before a Sink cache's ring: its sinks' — rounded up to whole groups in a q4 cache,
+// whose key groups must each fill an aligned run of slots. Positions sinks … SinkSlots − 1 then
+// keep the slots after the sinks' (attended while in the window, never overwritten), and the
+// ring starts on a group boundary.
+STATICLM_HD inline int64_t SinkSlots(const OpParams& p) {
+  const int64_t group = p.kv_group, sinks = p.sinks;
+  return group > 0 ? (sinks + group - 1) / group * group : sinks;
+}
+
 // The slot of position p (p ≥ 0) in a cache of p.cache_slots slots.
 STATICLM_HD inline int64_t KvSlot(const OpParams& p, int64_t position) {
   switch (p.cache_policy) {
@@ -17,9 +26,10 @@ STATICLM_HD inline int64_t KvSlot(const OpParams& p, int64_t position) {
       return position;
     case CachePolicy::kSlidingWindow:
       return position % p.cache_slots;
-    case CachePolicy::kSink:
-      return position < p.sinks ? position
-                                : p.sinks + (position - p.sinks) % (p.cache_slots - p.sinks);
+    case CachePolicy::kSink: {
+      const int64_t fixed = SinkSlots(p);
+      return position < fixed ? position : fixed + (position - fixed) % (p.cache_slots - fixed);
+    }
   }
   return 0;
 }

@@ -76,7 +76,8 @@ const char* OpKindName(OpKind kind);
 enum class CachePolicy : uint8_t {
   kStatic = 0,         // slot p; attends 0 … p (R = max_context, p < R)
   kSlidingWindow = 1,  // slot p mod R, R ≥ W + C − 1; attends p−W+1 … p (Mistral)
-  kSink = 2,           // slot p < S ? p : S + (p−S) mod (R−S), R ≥ W + C − 1; attends the S
+  kSink = 2,           // slot p < F ? p : F + (p−F) mod (R−F), F = S (q4: S rounded up
+                       // to kv_group: kv_policy.h SinkSlots), R−F ≥ W−S+C−1; attends the S
                        // sinks and the last W−S positions, at positions inside the cache
                        // (StreamingLLM): the sinks are scored with the query rotated to the
                        // position it has in the cache, the same scores re-rotated keys give

@@ -1,5 +1,7 @@
 #include "contract/plan_validation.h"
 
+#include "contract/kv_policy.h"
+
 namespace staticlm {
 namespace {
 
@@ -128,15 +130,20 @@ bool PolicyValid(const OpParams& p, const PlanLimits& l) {
       if (p.window < 1 || p.sinks != 0 || slots < p.window + chunk - 1) return false;
       break;
     case CachePolicy::kSink:
-      if (p.sinks < 1 || p.window <= p.sinks || slots < p.window + chunk - 1) return false;
+      // The ring after the sinks' slots holds the window's other positions and a chunk.
+      if (p.sinks < 1 || p.window <= p.sinks ||
+          slots - SinkSlots(p) < p.window - p.sinks + chunk - 1) {
+        return false;
+      }
       break;
     default:
       return false;
   }
   if (p.kv_quant == KvQuant::kQ4) {
-    // Its groups fill aligned runs of slots: a Sink ring's slots are not aligned to them.
-    return p.cache_policy != CachePolicy::kSink && p.kv_group >= 1 && slots % p.kv_group == 0 &&
-           p.recent_slots >= p.kv_group + chunk - 1 && p.recent_slots <= (int64_t(1) << 30);
+    // Its groups fill aligned runs of slots (a Sink cache's ring starts on a group boundary:
+    // SinkSlots).
+    return p.kv_group >= 1 && slots % p.kv_group == 0 && p.recent_slots >= p.kv_group + chunk - 1 &&
+           p.recent_slots <= (int64_t(1) << 30);
   }
   return p.kv_quant <= KvQuant::kQ4 && p.kv_group == 0 && p.recent_slots == 0;
 }

@@ -23,6 +23,8 @@ uint kv_policy() { return pc.f & 3u; }
 bool kv_rope_halves() { return (pc.f & 4u) != 0u; }
 uint kv_sinks() { return pc.f >> 3; }
 
+// A Sink cache here is never q4 (vk_dispatch.cpp CheckCache), so contract/kv_policy.h's
+// SinkSlots is the sinks' count.
 uint kv_slot(uint position, uint slots) {
   uint policy = kv_policy(), sinks = kv_sinks();
   if (policy == 1u) return position % slots;

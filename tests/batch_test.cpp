@@ -39,6 +39,7 @@ const Mode kModes[] = {
     {"window", 96, 24, 0, STATICLM_KV_F16},
     {"sinks q8", 96, 24, 4, STATICLM_KV_Q8},
     {"q4", 96, 0, 0, STATICLM_KV_Q4},
+    {"sinks q4", 96, 24, 3, STATICLM_KV_Q4},  // 3 sinks: their slots round up to a key group
     {"int16 activations", 96, 0, 0, STATICLM_KV_F16, 16},
 };
 

@@ -347,10 +347,12 @@ OpParams CaseParams(const CacheCase& c, int32_t chunk) {
   p.cache_policy = c.policy;
   p.kv_quant = c.quant;
   p.window = 16;
-  p.sinks = c.policy == CachePolicy::kSink ? 4 : 0;
+  // 3 sinks: a q4 Sink ring then starts after them rounded up to its group of 4 (SinkSlots).
+  p.sinks = c.policy == CachePolicy::kSink ? 3 : 0;
   p.kv_group = c.quant == KvQuant::kQ4 ? 4 : 0;
   p.recent_slots = c.quant == KvQuant::kQ4 ? 12 : 0;  // ≥ group + chunk − 1
-  // Ring caches: W + chunk − 1 slots, rounded up to whole q4 groups.
+  // Ring caches: W + chunk − 1 slots, rounded up to whole q4 groups (a q4 Sink ring: 24 − 4 ≥
+  // W − S + chunk − 1).
   p.cache_slots = c.policy == CachePolicy::kStatic ? 64 : (p.window + chunk - 1 + 3) / 4 * 4;
   return p;
 }

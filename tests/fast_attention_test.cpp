@@ -230,6 +230,11 @@ TEST(FastAttentionTest, SplitPartsMergeToTheReferenceOnQ4Caches) {
   CompareParts(q4, {4, 1, 256, 768, 1, 700, s, 0, 0, 16, 17});
   CompareParts(q4, {10, 2, 80, 640, 1, 600, s, 0, 0, 16, 20});
   CompareParts(q4, {9, 3, 64, 320, 1, 1517, w, 300, 0, 32, 40});
+  // Sinks before a wrapped ring (the sinks' slots rounded up to a key group: 5 → 16, 4 → 16),
+  // parts cut between the sinks and the window; Gemma 3's shape.
+  const CachePolicy k = CachePolicy::kSink;
+  CompareParts(q4, {6, 2, 32, 304, 1, 1000, k, 280, 5, 16, 16});
+  CompareParts(q4, {4, 1, 256, 320, 1, 701, k, 300, 4, 16, 17});
 }
 
 TEST(FastAttentionTest, SplitCountsDependOnKeysAndGroupsOnly) {
@@ -299,6 +304,22 @@ TEST(FastAttentionTest, MatchesReferenceOnQ4Rings) {
   Compare(q4, {6, 2, 16, 20, 5, 61, w, 16, 0, 1, 5});
   Compare(q4, {9, 3, 64, 64, 1, 300, w, 64, 0, 32, 32});
   Compare(q4, {9, 3, 64, 96, 1, 517, w, 64, 0, 32, 40});
+}
+
+// Sink caches on q4: the sinks' slots are rounded up to a key group (kv_policy.h SinkSlots) and
+// the ring follows; the sinks are scored with the query turned to its place in the cache.
+TEST(FastAttentionTest, MatchesReferenceOnQ4SinkRings) {
+  const DType q4 = kDTypeKvQ4;
+  const CachePolicy k = CachePolicy::kSink;
+  // S = 4 of W = 16 in groups of 4 (the sinks fill a group), chunks of C = 5: 4 + 16 slots.
+  Compare(q4, {6, 2, 16, 20, 5, 3, k, 16, 4, 4, 8});
+  Compare(q4, {6, 2, 16, 20, 5, 97, k, 16, 4, 4, 8});
+  // S = 3 in groups of 8: positions 3 … 7 keep slots 3 … 7; the ring takes 17 of 24 more slots.
+  Compare(q4, {6, 2, 16, 32, 5, 2, k, 16, 3, 8, 12});
+  Compare(q4, {6, 2, 16, 32, 5, 10, k, 16, 3, 8, 12});
+  Compare(q4, {6, 2, 16, 32, 5, 97, k, 16, 3, 8, 12});
+  // Decode far past the ring's size, SmolLM2's shape.
+  Compare(q4, {9, 3, 64, 96, 1, 500, k, 64, 3, 32, 32});
 }
 
 // NEON takes head sizes in multiples of 4 (AVX2: 8); on x86 this skips.

@@ -203,7 +203,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, NoHeapCacheModeTest,
                                            CacheMode{"q4", STATICLM_KV_Q4, 512, 0, 0},
                                            CacheMode{"window_q8", STATICLM_KV_Q8, 96, 48, 0},
                                            CacheMode{"sinks_q8", STATICLM_KV_Q8, 96, 48, 4},
-                                           CacheMode{"window_q4", STATICLM_KV_Q4, 96, 48, 0}),
+                                           CacheMode{"window_q4", STATICLM_KV_Q4, 96, 48, 0},
+                                           CacheMode{"sinks_q4", STATICLM_KV_Q4, 96, 48, 4}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // Snapshots (save, restore, slot reuse) and sessions (save, load, a rejected load) too: the

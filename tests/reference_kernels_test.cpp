@@ -1,6 +1,7 @@
 // The reference kernels checked against independent double-precision formulas written here,
 // on awkward sizes. These kernels are the oracle for every faster kernel, so they are tested
 // against mathematics, not against themselves.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -318,6 +319,89 @@ TEST(AttentionTest, F32CacheMatchesDirectComputation) {
 // output error near 1e-3.
 TEST(AttentionTest, F16CacheMatchesWithinHalfPrecision) {
   ExpectAttentionMatches(DType::kF16, 3e-3);
+}
+
+// A q4 Sink cache (StreamingLLM with KIVI) against the formula: 3 sinks of a 12-position window
+// in groups of 4, so the sinks' slots are rounded up to 4 and the ring follows (kv_policy.h
+// SinkSlots); stored a position at a time far past the ring's size, then a 5-row step. Each row
+// attends the sinks with its query turned by (cache position − position), as RoPE turns it,
+// and the window's keys with the query as it is. A slot of the ring landing on a sink, or a
+// key group split across the ring's seam, would be off by the data's own size (~1).
+TEST(AttentionTest, Q4SinkCacheMatchesStreamingAttentionWithinFourBitPrecision) {
+  const int64_t heads = 4, kv_heads = 2, hd = 16, sinks = 3, window = 12, group = 4, rows = 5;
+  const int64_t slots = 20, recent = group + rows - 1;  // 4 sink slots + a ring of ≥ 9 + 4
+  const int32_t first = 60;
+  const int64_t total = first + rows;
+  auto k_rows = RandomVector(total * kv_heads * hd, 40);
+  auto v_rows = RandomVector(total * kv_heads * hd, 41);
+  auto q = RandomVector(rows * heads * hd, 42);
+  std::vector<uint8_t> k_cache(kv_heads * slots * hd / 2), v_cache(k_cache.size());
+  std::vector<float> k_side(kv_heads * slots / group * 2 * hd), v_side(kv_heads * slots * 2);
+  std::vector<float> k_recent(kv_heads * recent * hd), v_recent(k_recent.size());
+  ref::KvCacheView cache;
+  OpParams& p = cache.params;
+  p.n_heads = heads;
+  p.n_kv_heads = kv_heads;
+  p.head_dim = hd;
+  p.scale = 1.0f / std::sqrt(float(hd));
+  p.rope_base = 10000.0f;
+  p.cache_policy = CachePolicy::kSink;
+  p.window = window;
+  p.sinks = sinks;
+  p.cache_slots = slots;
+  p.kv_quant = KvQuant::kQ4;
+  p.kv_group = group;
+  p.recent_slots = recent;
+  cache.type = kDTypeKvQ4;
+  cache.k = k_cache.data();
+  cache.v = v_cache.data();
+  cache.k_side = k_side.data();
+  cache.v_side = v_side.data();
+  cache.k_recent = k_recent.data();
+  cache.v_recent = v_recent.data();
+  for (int32_t t = 0; t < first; ++t) {
+    ref::KvStore(&k_rows[t * kv_heads * hd], &v_rows[t * kv_heads * hd], 1, t, cache);
+  }
+  ref::KvStore(&k_rows[first * kv_heads * hd], &v_rows[first * kv_heads * hd], rows, first, cache);
+  std::vector<float> scores(heads * slots), out(rows * heads * hd);
+  ref::Attention(q.data(), rows, first, cache, scores.data(), out.data(), 0, heads);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t position = first + r;
+    const int64_t begin = position - (window - sinks) + 1;
+    const int64_t delta = (sinks + (position - begin + 1) - 1) - position;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* qh = &q[(r * heads + h) * hd];
+      const int64_t g = h / (heads / kv_heads);
+      std::vector<double> turned(hd);
+      for (int64_t i = 0; i < hd / 2; ++i) {
+        const double angle = double(delta) * std::pow(10000.0, -2.0 * double(i) / double(hd));
+        turned[2 * i] = qh[2 * i] * std::cos(angle) - qh[2 * i + 1] * std::sin(angle);
+        turned[2 * i + 1] = qh[2 * i] * std::sin(angle) + qh[2 * i + 1] * std::cos(angle);
+      }
+      std::vector<int64_t> keys;
+      for (int64_t t = 0; t < sinks; ++t) keys.push_back(t);
+      for (int64_t t = begin; t <= position; ++t) keys.push_back(t);
+      std::vector<double> w;
+      double max_w = -1e30, sum = 0.0;
+      for (int64_t t : keys) {
+        double dot = 0.0;
+        for (int64_t d = 0; d < hd; ++d) {
+          dot += (t < sinks ? turned[d] : qh[d]) * k_rows[(t * kv_heads + g) * hd + d];
+        }
+        w.push_back(dot * p.scale);
+        max_w = std::max(max_w, w.back());
+      }
+      for (double& x : w) sum += (x = std::exp(x - max_w));
+      for (int64_t d = 0; d < hd; ++d) {
+        double expect = 0.0;
+        for (size_t i = 0; i < keys.size(); ++i) {
+          expect += w[i] / sum * v_rows[(keys[i] * kv_heads + g) * hd + d];
+        }
+        EXPECT_NEAR(out[(r * heads + h) * hd + d], expect, 0.25)
+            << "row " << r << " head " << h << " dim " << d;
+      }
+    }
+  }
 }
 
 // The transform against its definition: row i of the Walsh-Hadamard matrix of order 2^k has

@@ -291,6 +291,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, SessionCachePolicyTest,
                                            CacheMode{"q8", STATICLM_KV_Q8, 256, 0, 0},
                                            CacheMode{"q4", STATICLM_KV_Q4, 256, 0, 0},
                                            CacheMode{"window_q4", STATICLM_KV_Q4, 96, 48, 0},
+                                           CacheMode{"sinks_q4", STATICLM_KV_Q4, 96, 48, 4},
                                            CacheMode{"f32", STATICLM_KV_F32, 256, 0, 0}),
                          [](const auto& info) { return std::string(info.param.name); });
 

@@ -70,20 +70,39 @@ void AddValues(const Kernels& isa, const ref::KvCacheView& c, int64_t kv, const 
   }
 }
 
+// The positions of keys [key_begin, key_end) of those a query attends, in attended order: the
+// sinks' (0 … sink_end − 1, scored with the query turned to its position inside the cache) and
+// the window's (from `begin` on), each split at `split` into the quantized cache and the rings.
+struct KeyPieces {
+  Spans sinks, recent;
+  int64_t sinks_at, recent_at;  // their first key's index
+};
+
+KeyPieces PiecesOf(const AttendedSpans& a, int64_t split, int64_t key_begin, int64_t key_end) {
+  auto spans = [split](int64_t begin, int64_t end) {
+    return Spans{begin, Max(begin, Min(end, split)), end};
+  };
+  KeyPieces k;
+  k.sinks_at = key_begin;
+  k.sinks = spans(key_begin, Max(key_begin, Min(key_end, a.sink_end)));
+  k.recent_at = Max(key_begin, a.sink_end);
+  k.recent = spans(a.begin + (k.recent_at - a.sink_end), a.begin + (key_end - a.sink_end));
+  if (key_end <= a.sink_end) k.recent = Spans{0, 0, 0};
+  return k;
+}
+
 // Query heads [h0, h0 + n) of one row at `position`, all reading KV head h0 / group, over keys
-// [key_begin, key_end) of those it attends (positions from the window's first): the scores,
-// their largest (vmax), e^(score − vmax) in place and its sum (sums), and into out[g] (head_dim
-// floats each) the weighted values, divided by the sum when `normalise` (the whole softmax) or
-// not (a part's, attention_split.h).
+// [key_begin, key_end) of those it attends: the scores, their largest (vmax), e^(score − vmax)
+// in place and its sum (sums), and into out[g] (head_dim floats each) the weighted values,
+// divided by the sum when `normalise` (the whole softmax) or not (a part's, attention_split.h).
 void AttendPass(const Kernels& isa, const float* q_row, int64_t position, int64_t split,
                 const ref::KvCacheView& c, int64_t h0, int n, float* scores_all, int64_t key_begin,
                 int64_t key_end, bool normalise, float* vmax, float* sums, float* const* out) {
   const OpParams& p = c.params;
   const int64_t hd = p.head_dim;
   const int64_t kv = h0 / (p.n_heads / p.n_kv_heads);
-  const int64_t first = Attended(p, position).begin;  // no sinks: q4 has no Sink policy
-  const int64_t begin = first + key_begin, end = first + key_end;
-  const Spans s{begin, Max(begin, Min(end, split)), end};
+  const AttendedSpans attended = Attended(p, position);
+  const KeyPieces pieces = PiecesOf(attended, split, key_begin, key_end);
   Pass pass;
   pass.n = n;
   pass.head_dim = hd;
@@ -96,12 +115,23 @@ void AttendPass(const Kernels& isa, const float* q_row, int64_t position, int64_
     vmax[g] = -INFINITY;
     bias[g] = 0.0f;
   }
-  Score(isa, c, kv, s, pass, key_begin, vmax);
+  if (pieces.sinks.end > pieces.sinks.begin) {
+    // The sinks' keys meet the query turned by (cache_position − position), as ref::Attention.
+    float turned[kMaxHeads][kMaxQ4HeadDim];
+    Pass sink_pass = pass;
+    for (int g = 0; g < n; ++g) {
+      ref::RotateQuery(pass.q[g], p, attended.cache_position - position, c.rope_factors, turned[g]);
+      sink_pass.q[g] = turned[g];
+    }
+    Score(isa, c, kv, pieces.sinks, sink_pass, pieces.sinks_at, vmax);
+  }
+  Score(isa, c, kv, pieces.recent, pass, pieces.recent_at, vmax);
   for (int g = 0; g < n; ++g) {
     sums[g] = isa.exp_sum(pass.scores[g] + key_begin, key_end - key_begin, vmax[g]);
     for (int64_t d = 0; d < hd; ++d) pass.out[g][d] = 0.0f;
   }
-  AddValues(isa, c, kv, s, pass, key_begin, bias);
+  AddValues(isa, c, kv, pieces.sinks, pass, pieces.sinks_at, bias);
+  AddValues(isa, c, kv, pieces.recent, pass, pieces.recent_at, bias);
   for (int g = 0; g < n; ++g) {
     const float inv_sum = normalise ? 1.0f / sums[g] : 1.0f;
     for (int64_t d = 0; d < hd; ++d) pass.out[g][d] = (pass.out[g][d] + bias[g]) * inv_sum;

@@ -15,7 +15,8 @@
 
 namespace staticlm::cpu::q4 {
 
-constexpr int kMaxHeads = 4;  // query heads served per pass over a KV head's cache
+constexpr int kMaxHeads = 4;            // query heads served per pass over a KV head's cache
+constexpr int64_t kMaxQ4HeadDim = 256;  // head_dim ≤ 256 (plan validation)
 
 // The query heads of one pass, sharing a KV head. Head g's arithmetic never depends on the
 // others, so a head computes bitwise the same alone or in a pass.
@@ -51,8 +52,8 @@ struct Kernels {
 // bias[g] += Σ_i scores[g][at + i] · params[2i + 1]: the values' mins, for add_codes.
 void AddMins(const Pass& pass, const float* params, int64_t count, int64_t at, float* bias);
 
-// ref::Attention's contract for q4 caches (no Sink policy: plan validation refuses it), each
-// (row, query head) computed in a fixed order by `kernels`.
+// ref::Attention's contract for q4 caches, each (row, query head) computed in a fixed order by
+// `kernels`; a Sink cache's sinks are scored with the query turned as ref::RotateQuery turns it.
 void Attend(const Kernels& kernels, const float* q, int64_t rows, int32_t first_position,
             const ref::KvCacheView& cache, float* scores, float* out, int64_t head_begin,
             int64_t head_end);

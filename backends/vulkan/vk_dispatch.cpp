@@ -349,6 +349,14 @@ struct Translator {
       return Status::Error(StatusCode::kUnsupported, "Vulkan backend: too many sinks (%d)",
                            p.sinks);
     }
+    // The attention shaders read a Sink cache's query turn and q4's f32 rings through the same
+    // bindings (b6, b7) and push constant (h): the two together would need a ninth storage
+    // binding, more than some mobile GPUs give a stage.
+    if (p.kv_quant == KvQuant::kQ4 && p.cache_policy == CachePolicy::kSink) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan backend: a q4 KV cache with sinks is not implemented (the "
+                           "CPU and CUDA backends run it; --kv q8 runs here)");
+    }
     return Status::Ok();
   }
 
@@ -358,7 +366,8 @@ struct Translator {
     pc->f = static_cast<uint32_t>(p.cache_policy) | (p.rope_halves ? 4u : 0u) |
             static_cast<uint32_t>(p.sinks) << 3;
     pc->g = static_cast<uint32_t>(p.window);
-    // q4's group; a Sink cache (never q4) the width its sinks' query turn rotates.
+    // q4's group; a Sink cache (never q4 here: CheckCache) the width its sinks' query turn
+    // rotates.
     pc->h = static_cast<uint32_t>(p.cache_policy == CachePolicy::kSink ? RopeDims(p) : p.kv_group);
     pc->i = static_cast<uint32_t>(p.recent_slots);
   }
@@ -445,7 +454,7 @@ struct Translator {
       s.bind[5] = R(op.inputs[layout.attention_side + 1]);
     }
     s.bind[6] = table;
-    if (layout.attention_recent >= 0) {  // q4 (never with a Sink cache: plan validation)
+    if (layout.attention_recent >= 0) {  // q4 (never with a Sink cache here: CheckCache)
       s.bind[6] = R(op.inputs[layout.attention_recent]);
       s.bind[7] = R(op.inputs[layout.attention_recent + 1]);
     }

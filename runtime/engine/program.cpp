@@ -81,9 +81,6 @@ Status Program::CheckLimits() const {
     return Status::Error(StatusCode::kInvalidArgument, "sinks %d need a window (--window)",
                          l.sinks);
   }
-  if (l.sinks > 0 && l.kv_dtype == kDTypeKvQ4) {
-    return Status::Error(StatusCode::kUnsupported, "a q4 KV cache does not support sinks");
-  }
   if (l.max_snapshots < 0 || l.max_snapshots > SnapshotSlots::kMaxSlots) {
     return Status::Error(StatusCode::kInvalidArgument, "max_snapshots %d is outside 0..%d",
                          l.max_snapshots, SnapshotSlots::kMaxSlots);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "contract/kv_policy.h"
 #include "runtime/gguf/gguf_file.h"
 #include "runtime/plan/fusion_passes.h"
 
@@ -40,6 +41,10 @@ OpParams LayerCacheParams(const PlanLimits& l, int layer) {
   if (l.kv_dtype == kDTypeKvQ4) {
     p.kv_quant = KvQuant::kQ4;
     p.kv_group = kQ4Group;
+    // A Sink cache's ring starts after its sinks' slots rounded up to a group (SinkSlots).
+    if (p.cache_policy == CachePolicy::kSink) {
+      p.cache_slots = static_cast<int32_t>(SinkSlots(p)) + p.window - p.sinks + chunk - 1;
+    }
     p.cache_slots = (p.cache_slots + kQ4Group - 1) / kQ4Group * kQ4Group;
     p.recent_slots = kQ4Group + chunk - 1;
   }

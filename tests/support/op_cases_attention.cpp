@@ -74,7 +74,13 @@ Layer AddLayer(PlanHarness& h, Kv kv, CachePolicy policy, int32_t batch, int32_t
   const int32_t chunk = h.plan.limits.prefill_chunk;
   const bool ring = policy != CachePolicy::kStatic;
   int32_t slots = ring ? kWindow + per_sequence - 1 : kMaxContext;
-  if (kv == Kv::kQ4) slots = (slots + kQ4Group - 1) / kQ4Group * kQ4Group;  // whole groups
+  if (kv == Kv::kQ4) {
+    // A Sink ring starts after the sinks' slots rounded up to a group (kv_policy.h SinkSlots);
+    // every cache holds whole groups.
+    const int32_t sink_slots = (kSinks + kQ4Group - 1) / kQ4Group * kQ4Group;
+    if (policy == CachePolicy::kSink) slots = sink_slots + kWindow - kSinks + per_sequence - 1;
+    slots = (slots + kQ4Group - 1) / kQ4Group * kQ4Group;
+  }
   const int32_t recent = kQ4Group + per_sequence - 1;
   const DType type = kv == Kv::kQ8   ? kDTypeI8
                      : kv == Kv::kQ4 ? kDTypeKvQ4
@@ -245,8 +251,6 @@ void AddAttentionCases(std::vector<OpCase>* out) {
   uint32_t seed = 700;
   for (Kv kv : {Kv::kF16, Kv::kF32, Kv::kQ8, Kv::kQ4}) {
     for (Policy policy : {Policy::kStatic, Policy::kSliding, Policy::kSink, Policy::kHybrid}) {
-      // q4's key groups fill aligned runs of slots, which a sink ring's are not (contract).
-      if (kv == Kv::kQ4 && policy == Policy::kSink) continue;
       for (bool batched : {false, true}) {
         // f32 takes RoPE on halves, the others adjacent pairs.
         out->push_back(AttentionCase(kv, policy, batched, seed, kv == Kv::kF32));
