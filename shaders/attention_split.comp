@@ -14,11 +14,11 @@
 // (kv_heads, slots, hd), b3 partials; q8: b4 k scales, b5 v scales (kv_heads, slots); q4: b4
 // k params (kv_heads, slots / group, 2, hd), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v
 // ring (kv_heads, recent_slots, hd); Sink: b6 the step's rows of the sinks' query rotation,
-// (rows, rope_dims / 2) × (cos, sin) of (cache_position − position) · θ_i (q4 has no Sink
-// policy).
+// (rows, rope_dims / 2) × (cos, sin) of (cache_position − position) · θ_i; a q4 Sink cache
+// reads both rings through b7 (the k ring at base7, the v ring j words after it).
 // Push constants: a n_heads, b kv_heads, c head_dim (≤ HD), d slots, e n_splits, f policy |
-// halves << 2 | sinks << 3, g window, h kv_group (q4) or the RoPE's width (Sink), i recent_slots
-// (q4), fa scale.
+// halves << 2 | sinks << 3, g window, h the RoPE's width (Sink) | kv_group << 16 (q4),
+// i recent_slots (q4), j the v ring's offset from the k ring's (q4 Sink), fa scale.
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;

@@ -29,7 +29,8 @@ layout(push_constant) uniform PushConstants {
   uint base0, base1, base2, base3, base4, base5, base6, base7;
   uint rows;
   uint a, b, c, d, e, f, g, h, i;
-  float fa, fb;
+  float fa;
+  uint j;
 } pc;
 
 uint active_rows() { return pc.rows != 0u ? pc.rows : uint(step.n_tokens); }

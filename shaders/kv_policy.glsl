@@ -4,7 +4,8 @@
 // max_batch sequences (its dim 0 is max_batch · kv_heads), so sequence s's KV head g is head
 // s · kv_heads + g of the tensor. Push constants: f = policy | halves << 2 | sinks << 3 (policy
 // 0 Static, 1 SlidingWindow, 2 Sink; halves: a Sink cache's model rotates RoPE halves, for
-// attention's turn of the query), g window.
+// attention's turn of the query), g window, h = a Sink cache's RoPE width (its sinks' query
+// turn) | q4's kv_group << 16.
 
 // Row r of the step: its position and sequence (shaders/common.glsl's StepBlock), and where
 // its sequence's step ends (the q4 cache reads positions from there on from its rings).
@@ -22,14 +23,20 @@ uint row_step_end(uint r) {
 uint kv_policy() { return pc.f & 3u; }
 bool kv_rope_halves() { return (pc.f & 4u) != 0u; }
 uint kv_sinks() { return pc.f >> 3; }
+uint kv_group() { return pc.h >> 16; }
 
-// A Sink cache here is never q4 (vk_dispatch.cpp CheckCache), so contract/kv_policy.h's
-// SinkSlots is the sinks' count.
+// The slots before a Sink cache's ring: its sinks', rounded up to whole q4 groups (SinkSlots).
+uint kv_sink_slots() {
+  uint sinks = kv_sinks(), group = kv_group();
+  return group > 0u ? (sinks + group - 1u) / group * group : sinks;
+}
+
 uint kv_slot(uint position, uint slots) {
-  uint policy = kv_policy(), sinks = kv_sinks();
+  uint policy = kv_policy();
   if (policy == 1u) return position % slots;
   if (policy == 2u) {
-    return position < sinks ? position : sinks + (position - sinks) % (slots - sinks);
+    uint kept = kv_sink_slots();
+    return position < kept ? position : kept + (position - kept) % (slots - kept);
   }
   return position;
 }

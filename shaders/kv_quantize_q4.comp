@@ -10,7 +10,7 @@
 // b2 k cache, b3 v cache (kv_heads, slots, hd), b4 k params (kv_heads, slots / group, 2, hd:
 // scales, then mins), b5 v params (kv_heads, slots, 2), b6 k ring, b7 v ring (kv_heads,
 // recent_slots, hd). Push constants: a kv_heads, b head_dim, c slots, e groups a step can
-// complete, f policy | halves << 2 | sinks << 3, g window, h kv_group, i recent_slots.
+// complete, f policy | halves << 2 | sinks << 3, g window, h kv_group << 16, i recent_slots.
 #include "common.glsl"
 #include "kv_policy.glsl"
 layout(local_size_x = 64) in;
@@ -25,7 +25,7 @@ float v_ring(uint g, uint t, uint d) { return uintBitsToFloat(b7[pc.base7 + (g *
 
 void main() {
   uint i = gl_GlobalInvocationID.x;
-  uint hd = pc.b, group = pc.h, words = hd / 8u, per_head = words + group;
+  uint hd = pc.b, group = kv_group(), words = hd / 8u, per_head = words + group;
   uint j = i / (pc.a * per_head), g = (i / per_head) % pc.a, w = i % per_head;
   if (j >= pc.e) return;
   uint first = 0u;

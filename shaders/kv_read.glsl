@@ -21,28 +21,32 @@ float v_scale_at(uint row) { return uintBitsToFloat(b5[pc.base5 + row]); }
 #elif KV_TYPE == 3
 // q4: positions from the step's last whole group on are read from the full-precision rings
 // (b6, b7; recent_slots pc.i); the others are nibbles, keys with a (scale, min) per channel
-// of their group (b4), values with a (scale, min) per token (b5). kv_group is pc.h.
+// of their group (b4), values with a (scale, min) per token (b5). A Sink cache's b6 holds its
+// sinks' query turn, so there both rings are read through b7: the k ring at base7, the v ring
+// pc.j words after it.
 bool in_ring;
 uint ring, key_params;
 float v_scale4, v_min4;
 void at_position(uint t, uint row, uint step_end) {
-  uint hd = pc.c;
-  in_ring = t >= step_end / pc.h * pc.h;
+  uint hd = pc.c, group = kv_group();
+  in_ring = t >= step_end / group * group;
   ring = ((row / pc.d) * pc.i + t % pc.i) * hd;
   uint slot = row % pc.d;
-  key_params = pc.base4 + ((row / pc.d) * (pc.d / pc.h) + slot / pc.h) * 2u * hd;
+  key_params = pc.base4 + ((row / pc.d) * (pc.d / group) + slot / group) * 2u * hd;
   v_scale4 = uintBitsToFloat(b5[pc.base5 + row * 2u]);
   v_min4 = uintBitsToFloat(b5[pc.base5 + row * 2u + 1u]);
 }
 float nibble_at(uint w, uint e) { return float((w >> (4u * (e & 7u))) & 15u); }
 float k_at(uint kv, uint d) {
-  if (in_ring) return uintBitsToFloat(b6[pc.base6 + ring + d]);
+  if (in_ring) {
+    return uintBitsToFloat(kv_sinks() > 0u ? b7[pc.base7 + ring + d] : b6[pc.base6 + ring + d]);
+  }
   uint e = kv + d;
   return nibble_at(b1[pc.base1 + (e >> 3)], e) * uintBitsToFloat(b4[key_params + d]) +
          uintBitsToFloat(b4[key_params + pc.c + d]);
 }
 float v_at(uint kv, uint d) {
-  if (in_ring) return uintBitsToFloat(b7[pc.base7 + ring + d]);
+  if (in_ring) return uintBitsToFloat(b7[pc.base7 + (kv_sinks() > 0u ? pc.j : 0u) + ring + d]);
   uint e = kv + d;
   return nibble_at(b2[pc.base2 + (e >> 3)], e) * v_scale4 + v_min4;
 }
@@ -52,10 +56,9 @@ float k_at(uint kv, uint d) { return uintBitsToFloat(b1[pc.base1 + kv + d]); }
 float v_at(uint kv, uint d) { return uintBitsToFloat(b2[pc.base2 + kv + d]); }
 #endif
 
-// The elements of a query head the sinks' turn rotates: the RoPE's width, push constant h on
-// a Sink cache (the head, or its first part with partial RoPE; h is q4's kv_group, and q4 has
-// no Sink policy).
-uint sink_rope_dims() { return pc.h; }
+// The elements of a query head the sinks' turn rotates: the RoPE's width, the low half of push
+// constant h on a Sink cache (the head, or its first part with partial RoPE).
+uint sink_rope_dims() { return pc.h & 0xFFFFu; }
 
 // Pair p of the query of row r rotated to its position inside the cache for scoring the
 // sinks: by delta = cache_position − position ≤ 0, as RotateQuery in

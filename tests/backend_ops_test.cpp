@@ -55,13 +55,9 @@ struct Unsupported {
   const char* backend;
   const char* form;
 };
-// Vulkan decodes every weight type the CPU does (vulkan_quant_weights_test.cpp) and runs every
-// op form here but a q4 cache with sinks: its shaders bind the sinks' query turn and q4's rings
-// to the same two bindings (vk_dispatch.cpp, CheckCache). A backend that refuses a form adds
-// {"name", "form"} with the reason.
-const std::vector<Unsupported> kUnsupported = {
-    {"vulkan", "attention q4 sink"},
-};
+// Empty today: Vulkan decodes every weight type the CPU does (vulkan_quant_weights_test.cpp)
+// and runs every op form here. A backend that refuses one adds {"name", "form"} with the reason.
+const std::vector<Unsupported> kUnsupported = {};
 
 bool ListedUnsupported(const char* backend, const std::string& form) {
   for (const Unsupported& u : kUnsupported) {

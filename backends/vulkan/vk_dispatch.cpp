@@ -349,13 +349,10 @@ struct Translator {
       return Status::Error(StatusCode::kUnsupported, "Vulkan backend: too many sinks (%d)",
                            p.sinks);
     }
-    // The attention shaders read a Sink cache's query turn and q4's f32 rings through the same
-    // bindings (b6, b7) and push constant (h): the two together would need a ninth storage
-    // binding, more than some mobile GPUs give a stage.
-    if (p.kv_quant == KvQuant::kQ4 && p.cache_policy == CachePolicy::kSink) {
-      return Status::Error(StatusCode::kUnsupported,
-                           "Vulkan backend: a q4 KV cache with sinks is not implemented (the "
-                           "CPU and CUDA backends run it; --kv q8 runs here)");
+    // Push constant h holds q4's group in its high half (CachePushConstants).
+    if (p.kv_group >= (1 << 16)) {
+      return Status::Error(StatusCode::kUnsupported, "Vulkan backend: q4 groups of %d tokens",
+                           p.kv_group);
     }
     return Status::Ok();
   }
@@ -366,9 +363,9 @@ struct Translator {
     pc->f = static_cast<uint32_t>(p.cache_policy) | (p.rope_halves ? 4u : 0u) |
             static_cast<uint32_t>(p.sinks) << 3;
     pc->g = static_cast<uint32_t>(p.window);
-    // q4's group; a Sink cache (never q4 here: CheckCache) the width its sinks' query turn
-    // rotates.
-    pc->h = static_cast<uint32_t>(p.cache_policy == CachePolicy::kSink ? RopeDims(p) : p.kv_group);
+    // A Sink cache's RoPE width (its sinks' query turn) in the low half, q4's group above.
+    const uint32_t rope_width = p.cache_policy == CachePolicy::kSink ? RopeDims(p) : 0;
+    pc->h = rope_width | static_cast<uint32_t>(p.kv_group) << 16;
     pc->i = static_cast<uint32_t>(p.recent_slots);
   }
 
@@ -431,6 +428,23 @@ struct Translator {
     return Status::Ok();
   }
 
+  // One binding over a q4 cache's k and v rings, and the v ring's offset from the k ring's in
+  // words: where the attention shaders' b6 holds a Sink cache's query turn. The planner places
+  // a layer's cache tensors one after another, so the range is the two rings.
+  Status BothRings(uint32_t k_ring, uint32_t v_ring, Region* out, uint32_t* v_words) const {
+    const TensorRegion& k = T(k_ring);
+    const TensorRegion& v = T(v_ring);
+    if (k.buffer != v.buffer || v.offset < k.offset + k.bytes() || (v.offset - k.offset) % 4 != 0) {
+      return Status::Error(StatusCode::kUnsupported,
+                           "Vulkan: the q4 rings %s and %s of a Sink cache are not one after the "
+                           "other in one buffer",
+                           k.name, v.name);
+    }
+    *out = Region{static_cast<Slot>(k.buffer), k.offset, v.offset + v.bytes() - k.offset, k.name};
+    *v_words = static_cast<uint32_t>((v.offset - k.offset) / 4);
+    return Status::Ok();
+  }
+
   // The loop iterations an attention invocation may run: 15/16 of the budget, a margin for
   // loops the counts in vk_loop_budget.cpp might miss.
   uint64_t LoopAllowance() const {
@@ -454,7 +468,12 @@ struct Translator {
       s.bind[5] = R(op.inputs[layout.attention_side + 1]);
     }
     s.bind[6] = table;
-    if (layout.attention_recent >= 0) {  // q4 (never with a Sink cache here: CheckCache)
+    if (layout.attention_recent >= 0 && p.cache_policy == CachePolicy::kSink) {
+      // q4 with sinks: b6 is the sinks' query turn, so b7 covers both rings (kv_read.glsl).
+      STATICLM_RETURN_IF_ERROR(BothRings(op.inputs[layout.attention_recent],
+                                         op.inputs[layout.attention_recent + 1], &s.bind[7],
+                                         &s.pc.j));
+    } else if (layout.attention_recent >= 0) {  // q4
       s.bind[6] = R(op.inputs[layout.attention_recent]);
       s.bind[7] = R(op.inputs[layout.attention_recent + 1]);
     }

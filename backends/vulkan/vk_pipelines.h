@@ -19,7 +19,8 @@ struct PushConstants {
   uint32_t base[kStorageBindings] = {0, 0, 0, 0, 0, 0, 0, 0};
   uint32_t rows = 0;  // 0: the step's n_tokens
   uint32_t a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0, i = 0;
-  float fa = 0.0f, fb = 0.0f;
+  float fa = 0.0f;
+  uint32_t j = 0;
 };
 static_assert(sizeof(PushConstants) == 80, "must match shaders/common.glsl");
 
