@@ -69,9 +69,10 @@ struct Faults {
   Loss loss = Loss::kNone;         // where a step reports VK_ERROR_DEVICE_LOST
   bool idle_reports_loss = false;  // vkDeviceWaitIdle too (as it does once the device is lost)
 
-  int allocations = 0;          // vkAllocateMemory calls
-  std::vector<uint64_t> sizes;  // the allocationSize of each
-  int submits = 0;              // vkQueueSubmit calls
+  int allocations = 0;                  // vkAllocateMemory calls
+  std::vector<uint64_t> sizes;          // the allocationSize of each
+  int submits = 0;                      // vkQueueSubmit calls
+  std::vector<uint64_t> wait_timeouts;  // the timeout of each vkWaitForFences
   long live_memory = 0, live_buffers = 0, live_fences = 0, live_pools = 0;
 
   PFN_vkAllocateMemory allocate = nullptr;
@@ -137,6 +138,7 @@ VKAPI_ATTR VkResult VKAPI_CALL QueueSubmit(VkQueue q, uint32_t n, const VkSubmit
 // backend that submitted again with it would make an invalid call.
 VKAPI_ATTR VkResult VKAPI_CALL WaitForFences(VkDevice d, uint32_t n, const VkFence* f, VkBool32 all,
                                              uint64_t timeout) {
+  g.wait_timeouts.push_back(timeout);
   VkResult r = g.wait(d, n, f, all, timeout);
   if (g.loss == Loss::kTimedOut) return VK_TIMEOUT;
   return g.loss == Loss::kAtWait ? VK_ERROR_DEVICE_LOST : r;
@@ -358,6 +360,39 @@ TEST(VulkanFaultsTest, OutOfDeviceMemoryAtEachAllocationOfPrepare) {
     ASSERT_TRUE(s.ok()) << s.message();
     rig.ExpectWorkingStep(1);
     EXPECT_EQ(rig.vk->validation_messages(), 0u);
+  }
+  ExpectNothingLeft("at the end");
+}
+
+// ---- Waits -------------------------------------------------------------------------------
+
+// A recording's first run may include the driver compiling its shaders (lavapipe compiles a
+// variant at its first dispatch), so its wait is bounded by ten minutes; every later run of it
+// by the step's (120 s) or the sampling's (10 s) bound, past which the device counts as hung.
+TEST(VulkanFaultsTest, FirstRunOfEachRecordingWaitsLongerThanTheSteadyBound) {
+  SKIP_WITHOUT_VULKAN();
+  Injector injector;
+  {
+    Rig rig(1);
+    Status s = rig.Prepare(true);
+    ASSERT_TRUE(s.ok()) << s.message();
+    g.wait_timeouts.clear();
+    for (int i = 0; i < 2; ++i) {
+      s = rig.Step(1);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    int32_t token = -1;
+    for (int i = 0; i < 2; ++i) {
+      s = rig.vk->SampleOnDevice(0, 0, DeviceSampling{}, &token);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    constexpr uint64_t kSecond = 1000ull * 1000 * 1000;
+    ASSERT_EQ(g.wait_timeouts.size(), 4u);
+    EXPECT_EQ(g.wait_timeouts[0], 600 * kSecond);  // the step's first run
+    EXPECT_EQ(g.wait_timeouts[1], 120 * kSecond);
+    EXPECT_EQ(g.wait_timeouts[2], 600 * kSecond);  // the greedy sampler's first run
+    EXPECT_EQ(g.wait_timeouts[3], 10 * kSecond);
+    (void)token;
   }
   ExpectNothingLeft("at the end");
 }

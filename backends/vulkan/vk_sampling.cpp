@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "backends/vulkan/vk_fence_wait.h"
 #include "backends/vulkan/vk_recorder.h"
 
 namespace staticlm::vulkan {
@@ -67,6 +68,7 @@ Status DeviceSampler::Prepare(DeviceContext* dc, PipelineSet* pipelines, VkComma
     return Status::Error(StatusCode::kOutOfMemory, "cannot create the sampling descriptor pool");
   }
   commands_.assign(static_cast<size_t>(n_plans * kModes), VK_NULL_HANDLE);
+  ran_.assign(commands_.size(), 0);
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = pool;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -169,7 +171,10 @@ Status DeviceSampler::Sample(int plan_index, int32_t row, const DeviceSampling& 
   si.commandBufferCount = 1;
   si.pCommandBuffers = &commands_[size_t(plan_index * kModes + mode)];
   VkResult r = vkQueueSubmit(dc_->queue(), 1, &si, fence);
-  if (r == VK_SUCCESS) r = vkWaitForFences(dc_->device(), 1, &fence, VK_TRUE, kSampleTimeoutNs);
+  if (r == VK_SUCCESS) {
+    r = WaitForRun(dc_->device(), fence, kSampleTimeoutNs,
+                   &ran_[size_t(plan_index * kModes + mode)]);
+  }
   if (r == VK_SUCCESS) r = vkResetFences(dc_->device(), 1, &fence);
   if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT) {
     device_failure_ = r == VK_TIMEOUT ? "Vulkan sampling timed out; the device is not used again"

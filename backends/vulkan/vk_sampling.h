@@ -72,6 +72,7 @@ class DeviceSampler {
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   std::vector<PlanLogits> logits_;
   std::vector<VkCommandBuffer> commands_;  // [plan * 2 + mode], mode 0 greedy, 1 top-k
+  std::vector<uint8_t> ran_;               // per command buffer: run once (vk_fence_wait.h)
   const char* device_failure_ = nullptr;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backends/vulkan/vk_fence_wait.h"
 #include "backends/vulkan/vk_recorder.h"
 #include "contract/plan_validation.h"
 #include "platform/clock.h"
@@ -190,6 +191,7 @@ Status VulkanBackend::CreateCommandObjects(size_t n_dispatches, int n_plans) {
     return Status::Error(StatusCode::kOutOfMemory, "cannot create Vulkan descriptor pool/fence");
   }
   commands_.resize(static_cast<size_t>(n_plans));
+  ran_.assign(static_cast<size_t>(n_plans), 0);
   VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = command_pool_;
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -226,7 +228,9 @@ Status VulkanBackend::Execute(int plan_index, const StepParams& step) {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &commands_[static_cast<size_t>(plan_index)];
   VkResult r = vkQueueSubmit(dc_.queue(), 1, &si, fence_);
-  if (r == VK_SUCCESS) r = vkWaitForFences(dc_.device(), 1, &fence_, VK_TRUE, kStepTimeoutNs);
+  if (r == VK_SUCCESS) {
+    r = WaitForRun(dc_.device(), fence_, kStepTimeoutNs, &ran_[static_cast<size_t>(plan_index)]);
+  }
   if (r == VK_ERROR_DEVICE_LOST || r == VK_TIMEOUT) {
     device_failure_ = r == VK_TIMEOUT ? kTimedOut : kDeviceLost;
     return Usable();

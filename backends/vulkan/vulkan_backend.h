@@ -95,6 +95,7 @@ class VulkanBackend final : public Backend {
   VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkCommandBuffer> commands_;
+  std::vector<uint8_t> ran_;  // per recording: run to its end once (vk_fence_wait.h)
   std::vector<const Plan*> plans_;
   std::vector<std::vector<Dispatch>> dispatches_;
   BufferBinding host_;
