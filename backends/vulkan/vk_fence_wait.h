@@ -2,8 +2,8 @@
 // using it (vulkan_backend.cpp, vk_sampling.cpp). The first run of a recorded command buffer
 // may include the driver compiling its pipelines' code — lavapipe compiles each shader variant
 // at its first dispatch, 3–4 s of CPU a variant on the development machines and more on a
-// loaded one — so it is given ten minutes rather than the steady bound, which a step's first
-// run with a cold shader cache, beside other work, has come close to.
+// loaded one — so it is given ten minutes rather than the steady bound, which Gemma 3's first
+// step with a q8 cache overran on a cold shader cache beside other work.
 #pragma once
 
 #include <cstdint>
