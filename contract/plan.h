@@ -199,10 +199,14 @@ struct PlanLimits {
   DType kv_dtype = DType::kF16;  // F16, F32, I8 (q8) or KV_Q4 (q4)
   // Cache policy of the plan's layers: window 0 is Static everywhere. window > 0: the windowed
   // layers use SlidingWindow(window), or Sink(sinks, window) when sinks > 0; with
-  // global_every > 1, layer i is Static (global) when (i + 1) % global_every == 0.
+  // global_every > 1, layer i is global when (i + 1) % global_every == 0, and Static unless
+  // global_window > 0: then the global layers use Sink(sinks, global_window) and the sinks are
+  // theirs alone, the windowed layers sliding without (a hybrid model's endless mode: Gemma 3's
+  // global layers bounded, its sliding layers at the model's window).
   int32_t window = 0;
   int32_t sinks = 0;
   int32_t global_every = 0;
+  int32_t global_window = 0;
   // The chunk the ring caches are sized for (W + cache_chunk − 1 slots): the prefill chunk of
   // the largest plan sharing the cache, so a decode plan and a prefill plan share one layout.
   int32_t cache_chunk = 0;

@@ -305,7 +305,7 @@ Status ValidatePlan(const Plan& plan, const BufferBinding& buffers) {
   if (l.prefill_chunk <= 0 || l.max_context <= 0 || l.max_batch < 1 || l.max_batch > kMaxBatch ||
       (l.rows_are_sequences && l.prefill_chunk != l.max_batch) ||
       TokensPerSequence(l) > l.max_context || l.window < 0 || l.sinks < 0 || l.global_every < 0 ||
-      l.cache_chunk < 0) {
+      l.global_window < 0 || l.cache_chunk < 0) {
     return Status::Error(StatusCode::kFormatError, "plan limits are out of range");
   }
   for (int b = 0; b < kBufferCount; ++b) {

@@ -28,6 +28,7 @@ struct Limits {
   DType kv;
   int32_t window, sinks, global_every;
   bool batched;
+  int32_t global_window = 0;  // sinks on the global layers (a hybrid model's endless mode)
 };
 
 constexpr Limits kLimits[] = {
@@ -40,6 +41,8 @@ constexpr Limits kLimits[] = {
     {"hybrid q4", kDTypeKvQ4, 64, 0, 3, false},
     {"batched f16", DType::kF16, 0, 0, 0, true},
     {"batched sliding q4", kDTypeKvQ4, 64, 0, 0, true},
+    {"sinks on the global layers f16", DType::kF16, 64, 4, 3, false, 128},
+    {"sinks on the global layers q4", kDTypeKvQ4, 64, 4, 3, false, 128},
 };
 
 // Builds `model`'s plan under `l` with `fusions` and checks each op; returns the kinds seen.
@@ -59,6 +62,7 @@ uint32_t ExpectEveryOpSupported(const char* model, const Limits& l, uint32_t fus
   limits.window = l.window;
   limits.sinks = l.sinks;
   limits.global_every = l.global_every;
+  limits.global_window = l.global_window;
   limits.cache_chunk = limits.prefill_chunk;
   Plan plan;
   ArenaReport arena;

@@ -96,6 +96,21 @@ TEST(CudaParityTest, Gemma3HybridCachePastTheWindowMatchesCpu) {
   CompareGemma3(mode);
 }
 
+// Sinks on the global layers (gemma3_sinks_test): 4 sinks and a window of 512 there, the
+// sliding layers at the model's 512; a context of 600 and a prompt of about 650 tokens, so the
+// global layers evict and positions pass max_context.
+TEST(CudaParityTest, Gemma3SinksOnTheGlobalLayersMatchCpu) {
+  ParityMode mode;
+  mode.window = 512;
+  mode.sinks = 4;
+  mode.max_context = 600;
+  mode.prefill_chunk = 64;
+  mode.prompt_repeats = 22;
+  mode.steps = 40;
+  mode.continue_past_ties = true;
+  CompareGemma3(mode);
+}
+
 TEST(CudaParityTest, Gemma3Q8CacheMatchesCpu) {
   ParityMode mode;
   mode.kv = STATICLM_KV_Q8;

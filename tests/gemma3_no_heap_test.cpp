@@ -32,8 +32,8 @@ bool HaveModel() {
 // `activation_bits`, counting every heap event and thread from tokenization on; the resident
 // size is read at token 600 (the rings are full by 575, the global layers' caches are written in
 // place) and at the end, and may not grow in between.
-void ExpectNoHeapAndFlatMemory(int32_t activation_bits, int32_t max_context,
-                               int tokens_to_generate) {
+void ExpectNoHeapAndFlatMemory(int32_t activation_bits, int32_t max_context, int tokens_to_generate,
+                               int32_t sinks = 0, int32_t window = 0) {
   if (!counter::Available()) {
     GTEST_SKIP() << "sanitizer build: ASan interposes malloc itself, so counting is disabled";
   }
@@ -43,6 +43,8 @@ void ExpectNoHeapAndFlatMemory(int32_t activation_bits, int32_t max_context,
   limits.max_context = max_context;
   limits.prefill_chunk = 64;
   limits.activation_bits = activation_bits;
+  limits.sinks = sinks;
+  limits.window = window;
   staticlm_context* raw = nullptr;
   char error[256];
   ASSERT_EQ(staticlm_create(kModel, &limits, &raw, error, sizeof(error)), STATICLM_OK) << error;
@@ -102,6 +104,13 @@ TEST(Gemma3NoHeapTest, LongGenerationMakesNoHeapEventsAndKeepsMemoryFlat) {
 TEST(Gemma3NoHeapTest, F32ActivationsMakeNoHeapEventsPastTheWindow) {
   ExpectNoHeapAndFlatMemory(/*activation_bits=*/0, /*max_context=*/1024,
                             /*tokens_to_generate=*/800);
+}
+
+// Sinks on the global layers (--sinks 4 --window 512): every layer a ring of 575 slots, so the
+// 800 tokens run past the context of 600, which the hybrid cache alone would refuse.
+TEST(Gemma3NoHeapTest, SinksOnTheGlobalLayersRunPastTheContext) {
+  ExpectNoHeapAndFlatMemory(/*activation_bits=*/8, /*max_context=*/600,
+                            /*tokens_to_generate=*/800, /*sinks=*/4, /*window=*/512);
 }
 
 }  // namespace

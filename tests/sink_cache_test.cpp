@@ -9,9 +9,7 @@
 // Both print their figures (README, "KV cache modes").
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include "platform/process_stats.h"
 #include "staticlm/staticlm.h"
 #include "tests/support/context_helpers.h"
+#include "tests/support/perplexity_text.h"
 
 namespace {
 
@@ -50,15 +49,6 @@ Context Create(int window, int sinks, int context) {
   return Context(ctx);
 }
 
-// −log p(token) under the context's current logits.
-double Nll(const staticlm_context* ctx, int32_t vocab, int32_t token) {
-  const float* l = staticlm_logits(ctx);
-  double max = l[0], sum = 0.0;
-  for (int32_t i = 1; i < vocab; ++i) max = l[i] > max ? l[i] : max;
-  for (int32_t i = 0; i < vocab; ++i) sum += std::exp(double(l[i]) - max);
-  return std::log(sum) + max - l[token];
-}
-
 // Perplexity of tokens[from …] under `ctx`, fed one token at a time from position 0.
 double Perplexity(staticlm_context* ctx, const std::vector<int32_t>& tokens, size_t from) {
   staticlm_model_info info;
@@ -67,23 +57,14 @@ double Perplexity(staticlm_context* ctx, const std::vector<int32_t>& tokens, siz
   double nll = 0.0;
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     EXPECT_EQ(staticlm_decode(ctx, tokens[i]), STATICLM_OK);
-    if (i + 1 >= from) nll += Nll(ctx, info.vocab_size, tokens[i + 1]);
+    if (i + 1 >= from) nll += staticlm::test::NextTokenNll(ctx, info.vocab_size, tokens[i + 1]);
   }
   return std::exp(nll / double(tokens.size() - from));
 }
 
 std::vector<int32_t> TextTokens(staticlm_context* ctx) {
-  std::ifstream in(STATICLM_GOLDEN_DIR "/perplexity_text.md");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  // Whole lines within the tokenizer's limit (16 KiB by default): enough for the test's tokens.
-  if (s.size() > 12000) s.resize(s.rfind('\n', 12000) + 1);
-  std::vector<int32_t> ids(s.size() + 16);
-  size_t n = 0;
-  EXPECT_EQ(staticlm_tokenize(ctx, s.data(), s.size(), 0, ids.data(), ids.size(), &n), STATICLM_OK);
-  ids.resize(n);
-  return ids;
+  return staticlm::test::PerplexityTextTokens(ctx, STATICLM_GOLDEN_DIR "/perplexity_text.md",
+                                              /*add_bos=*/false);
 }
 
 // The measurements below decode thousands of tokens one at a time; the sanitizer build, which

@@ -51,13 +51,15 @@ struct Backends {
 
 // A CPU (reference kernels) and a Vulkan context with the same limits; skipped when there is
 // no Vulkan device or build.
-Backends Create(int32_t chunk, staticlm_kv_type kv) {
+Backends Create(int32_t chunk, staticlm_kv_type kv, int32_t sinks = 0, int32_t window = 0) {
   Backends b;
   staticlm_limits limits;
   staticlm_limits_default(&limits);
   limits.max_context = 64;
   limits.prefill_chunk = chunk;
   limits.kv_type = kv;
+  limits.sinks = sinks;
+  limits.window = window;
   limits.backend = "vulkan";
   std::string error;
   b.gpu = staticlm::test::TryCreateContext(kModel, limits, &error);
@@ -76,8 +78,8 @@ Backends Create(int32_t chunk, staticlm_kv_type kv) {
   return b;
 }
 
-#define CREATE_OR_SKIP(var, chunk, kv)              \
-  Backends var = Create(chunk, kv);                 \
+#define CREATE_OR_SKIP(var, ...)                    \
+  Backends var = Create(__VA_ARGS__);               \
   if (var.skipped) GTEST_SKIP() << var.skip_reason; \
   ASSERT_TRUE(var.cpu != nullptr && var.gpu != nullptr)
 
@@ -174,6 +176,37 @@ TEST_P(VulkanGemma3ParityTest, GreedyContinuationPastTheWindow) {
   }
   std::printf("gemma3 tiny: %d greedy tokens matched, %d near ties\n", matched, ties);
   EXPECT_LE(ties, 3) << "near ties should be rare";
+}
+
+// Sinks on the global layer (gemma3_sinks_test): 3 sinks and a window of 20 there, the sliding
+// layers at the model's 12, through a 72-token prompt past the context of 64, against the CPU
+// and, with the f32 cache, against the StreamingLLM oracle (tests/golden/gemma3_tiny_sinks.txt).
+TEST_P(VulkanGemma3ParityTest, SinksOnTheGlobalLayerPastTheContext) {
+  staticlm::test::WindowLogitsGolden oracle;
+  ASSERT_TRUE(staticlm::test::ReadWindowLogitsGolden(STATICLM_GOLDEN_DIR "/gemma3_tiny_sinks.txt",
+                                                     &oracle));
+  CREATE_OR_SKIP(b, 5, GetParam(), oracle.sinks, oracle.global_window);
+  const size_t first = 13;
+  for (staticlm_context* c : {b.cpu.get(), b.gpu.get()}) {
+    ASSERT_EQ(staticlm_prefill(c, oracle.tokens.data(), first), STATICLM_OK);
+  }
+  float worst = 0.0f, worst_oracle = 0.0f;
+  for (size_t p = first; p < oracle.tokens.size(); ++p) {
+    for (staticlm_context* c : {b.cpu.get(), b.gpu.get()}) {
+      ASSERT_EQ(staticlm_decode(c, oracle.tokens[p]), STATICLM_OK) << "position " << p;
+    }
+    std::vector<float> want = Logits(b.cpu.get()), got = Logits(b.gpu.get());
+    const float diff = MaxDifference(want, got);
+    EXPECT_LE(diff, Tolerance() * std::max(1.0f, MaxAbs(want))) << "position " << p;
+    worst = std::max(worst, diff);
+    if (GetParam() == STATICLM_KV_F32) {
+      const float d = MaxDifference(oracle.logits[p - size_t(oracle.window)], got);
+      EXPECT_LT(d, kTransformersTolerance) << "position " << p;
+      worst_oracle = std::max(worst_oracle, d);
+    }
+  }
+  std::printf("gemma3 tiny with sinks: vulkan vs cpu %.2e, vs the oracle %.2e\n", worst,
+              worst_oracle);
 }
 
 INSTANTIATE_TEST_SUITE_P(KvCache, VulkanGemma3ParityTest,

@@ -87,7 +87,11 @@ typedef struct staticlm_limits {
    * gives (GGUF <arch>.attention.sliding_window, .sliding_window_pattern); an error if none.
    * A family whose layers slide by design (gemma3) always uses the model's window and pattern
    * (the hybrid cache: rings on the sliding layers, the whole context on the global ones);
-   * any other positive window is then an error. */
+   * any other positive window is then an error — except with sinks > 0, which bound the
+   * global layers too: they keep the sinks and the last window − sinks positions, window at
+   * least the model's (its sliding layers keep the model's window, without sinks), so
+   * generation goes on past max_context in constant memory. A model whose every layer slides
+   * refuses sinks. */
   int32_t window;
   int32_t sinks;
   /* Per-layer policy, with a window: layer i keeps a static (global) cache when

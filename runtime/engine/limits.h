@@ -36,6 +36,10 @@ struct EngineLimits {
   int32_t window = 0;  // −1: from the model's metadata
   int32_t sinks = 0;
   int32_t global_every = 0;
+  // Resolved by Program::Build, not set by callers: sinks on a model with its own window and
+  // global layers (Gemma 3) bound those layers to Sink(sinks, the window asked for), and
+  // `window` becomes the model's (PlanLimits::global_window).
+  int32_t global_window = 0;
   // Snapshot slots (SaveSnapshot / RestoreSnapshot), each as large as the KV cache plus the
   // history and logits, allocated at init. 0: none.
   int32_t max_snapshots = 0;

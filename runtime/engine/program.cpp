@@ -16,6 +16,31 @@
 namespace staticlm {
 namespace {
 
+// Sinks on a model with a window of its own. Its sliding layers are bounded already and keep
+// the model's window without sinks: scoring the first tokens there would show them keys the
+// model was never trained to see. Its global layers, which would keep the whole context, keep
+// the sinks and the last W − S positions (StreamingLLM), W the window asked for, so that
+// positions go on without end in constant memory. A model whose every layer slides has no such
+// layers: its cache is bounded as it is.
+Status BoundGlobalLayersWithSinks(const ModelConfig& c, EngineLimits* limits) {
+  if (c.sliding_window_pattern < 2) {
+    return Status::Error(StatusCode::kUnsupported,
+                         "%s slides over a window of %d tokens on every layer: its cache is "
+                         "bounded without sinks (--sinks)",
+                         c.arch->name, c.sliding_window);
+  }
+  if (limits->window < c.sliding_window) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "--sinks %d bounds %s's global layers to --window W tokens, and W must "
+                         "be at least the model's sliding window of %d",
+                         limits->sinks, c.arch->name, c.sliding_window);
+  }
+  limits->global_window = limits->window;
+  limits->window = c.sliding_window;
+  limits->global_every = c.sliding_window_pattern;
+  return Status::Ok();
+}
+
 // The sliding window a model's metadata gives, and which layers keep a global cache (every
 // `pattern`-th layer: Gemma's hybrid cache; no pattern: Mistral's window slides on every
 // layer). A model whose metadata gives a window slides by design, in any family, where a cache
@@ -24,6 +49,7 @@ namespace {
 // every layer keeps it all, which is the same attention.
 Status UseModelWindow(const ModelConfig& c, EngineLimits* limits) {
   const bool intrinsic = c.sliding_window > 0;
+  if (intrinsic && limits->sinks > 0) return BoundGlobalLayersWithSinks(c, limits);
   if (limits->window > 0 && intrinsic && limits->window != c.sliding_window) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "%s layers slide over the model's window of %d tokens; --window %d "
@@ -35,10 +61,6 @@ Status UseModelWindow(const ModelConfig& c, EngineLimits* limits) {
     return Status::Error(StatusCode::kInvalidArgument,
                          "the model's metadata gives no sliding window "
                          "(%s.attention.sliding_window)",
-                         c.arch->name);
-  }
-  if (intrinsic && limits->sinks > 0) {
-    return Status::Error(StatusCode::kUnsupported, "%s does not support sinks (--sinks)",
                          c.arch->name);
   }
   const bool ring = c.sliding_window < limits->max_context;
@@ -134,6 +156,7 @@ Status Program::BuildPlans() {
   plan_limits.window = limits_.window;
   plan_limits.sinks = limits_.sinks;
   plan_limits.global_every = limits_.global_every;
+  plan_limits.global_window = limits_.global_window;
   plan_limits.cache_chunk = limits_.prefill_chunk;  // both plans share the prefill's rings
   // With several sequences the decode plan takes one row per sequence (a batched step), and a
   // prefill plan of one sequence's tokens is always built beside it.
@@ -189,7 +212,7 @@ void Program::SplitKvBytes(MemoryReport* report) const {
     }
   }
   PlanLimits all_global = plan.limits;
-  all_global.window = all_global.sinks = all_global.global_every = 0;
+  all_global.window = all_global.sinks = all_global.global_every = all_global.global_window = 0;
   report->kv_all_global_bytes =
       DecoderBufferBound(model_->config(), all_global, BufferId::kKvCache);
 }

@@ -44,6 +44,7 @@ Status Program::LoadPlans(const char* path) {
   limits_.window = l.window;
   limits_.sinks = l.sinks;
   limits_.global_every = l.global_every;
+  limits_.global_window = l.global_window;
   Status s = CheckLoadedPlans();
   if (!s.ok()) return Status::Error(s.code(), "plan file %s: %s", path, s.message());
   return Status::Ok();
@@ -65,6 +66,7 @@ Status Program::CheckLoadedPlans() const {
                          decode.limits.window != prefill.limits.window ||
                          decode.limits.sinks != prefill.limits.sinks ||
                          decode.limits.global_every != prefill.limits.global_every ||
+                         decode.limits.global_window != prefill.limits.global_window ||
                          decode.limits.cache_chunk != prefill.limits.cache_chunk))) {
     return Status::Error(StatusCode::kFormatError, "decode and prefill plans disagree");
   }

@@ -29,10 +29,16 @@ OpParams LayerCacheParams(const PlanLimits& l, int layer) {
   OpParams p{};
   const bool global = l.global_every > 1 && (layer + 1) % l.global_every == 0;
   const int32_t chunk = RingChunk(l);
-  if (l.window > 0 && !global) {
-    p.cache_policy = l.sinks > 0 ? CachePolicy::kSink : CachePolicy::kSlidingWindow;
-    p.window = l.window;
+  if (global && l.global_window > 0) {
+    p.cache_policy = CachePolicy::kSink;
+    p.window = l.global_window;
     p.sinks = l.sinks;
+    p.cache_slots = l.global_window + chunk - 1;
+  } else if (l.window > 0 && !global) {
+    const bool sinks = l.sinks > 0 && l.global_window == 0;  // else the global layers' alone
+    p.cache_policy = sinks ? CachePolicy::kSink : CachePolicy::kSlidingWindow;
+    p.window = l.window;
+    p.sinks = sinks ? l.sinks : 0;
     p.cache_slots = l.window + chunk - 1;
   } else {
     p.cache_slots = l.max_context;
@@ -500,6 +506,30 @@ Status Builder::Build() {
   return Status::Ok();
 }
 
+// Sink caches on the global layers of a windowed model: the sinks are theirs, and their window
+// at least the other layers' (no layer sees less than the model's window) and within the context.
+Status CheckGlobalWindow(const PlanLimits& limits) {
+  if (limits.global_window == 0) return Status::Ok();
+  if (limits.global_window < 0 || limits.sinks <= 0 || limits.window <= 0 ||
+      limits.global_every < 2) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "a global window (%d) needs sinks, a window and a layer pattern",
+                         limits.global_window);
+  }
+  if (limits.global_window < limits.window || limits.global_window > limits.max_context) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "the global layers' window %d must lie between the window %d and the "
+                         "context %d",
+                         limits.global_window, limits.window, limits.max_context);
+  }
+  if (limits.sinks >= limits.global_window) {
+    return Status::Error(StatusCode::kInvalidArgument,
+                         "sinks %d need a window larger than them (window %d)", limits.sinks,
+                         limits.global_window);
+  }
+  return Status::Ok();
+}
+
 Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
   if (limits.max_context <= 0 || limits.prefill_chunk <= 0 || limits.max_batch <= 0) {
     return Status::Error(StatusCode::kInvalidArgument,
@@ -544,7 +574,7 @@ Status CheckLimits(const ModelConfig& config, const PlanLimits& limits) {
                          "sinks %d need a window larger than them (window %d)", limits.sinks,
                          limits.window);
   }
-  return Status::Ok();
+  return CheckGlobalWindow(limits);
 }
 
 std::atomic<uint64_t> build_count{0};

@@ -70,6 +70,7 @@ void WriteLimits(Writer* w, const PlanLimits& l) {
   w->U32(static_cast<uint32_t>(l.sinks));
   w->U32(static_cast<uint32_t>(l.global_every));
   w->U32(static_cast<uint32_t>(l.cache_chunk));
+  w->U32(static_cast<uint32_t>(l.global_window));
   w->U8(l.rows_are_sequences ? 1 : 0);
 }
 
@@ -129,9 +130,10 @@ Status Truncated(const char* what) {
 }
 
 bool ReadLimits(Reader* r, PlanLimits* l) {
-  uint32_t ctx = 0, batch = 0, chunk = 0, kv = 0, window = 0, sinks = 0, every = 0, cache_chunk = 0;
+  uint32_t ctx = 0, batch = 0, chunk = 0, kv = 0, window = 0, sinks = 0, every = 0, cache_chunk = 0,
+           global_window = 0;
   if (!r->U32(&ctx) || !r->U32(&batch) || !r->U32(&chunk) || !r->U32(&kv) || !r->U32(&window) ||
-      !r->U32(&sinks) || !r->U32(&every) || !r->U32(&cache_chunk)) {
+      !r->U32(&sinks) || !r->U32(&every) || !r->U32(&cache_chunk) || !r->U32(&global_window)) {
     return false;
   }
   uint8_t rows_are_sequences = 0;
@@ -141,6 +143,7 @@ bool ReadLimits(Reader* r, PlanLimits* l) {
   l->sinks = static_cast<int32_t>(sinks);
   l->global_every = static_cast<int32_t>(every);
   l->cache_chunk = static_cast<int32_t>(cache_chunk);
+  l->global_window = static_cast<int32_t>(global_window);
   l->max_context = static_cast<int32_t>(ctx);
   l->max_batch = static_cast<int32_t>(batch);
   l->prefill_chunk = static_cast<int32_t>(chunk);

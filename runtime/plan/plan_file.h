@@ -18,7 +18,8 @@ namespace staticlm {
 
 // 5: ops carry rope_scale; kAddBias and kRope frequency factors.
 // 6: ops carry rope_dims (partial RoPE).
-constexpr uint32_t kPlanFormatVersion = 6;
+// 7: the limits carry global_window (sinks on a hybrid model's global layers).
+constexpr uint32_t kPlanFormatVersion = 7;
 
 struct PlanFileContents {
   uint64_t model_fingerprint = 0;

@@ -78,6 +78,9 @@ uint64_t HashPlan(const Plan& plan, uint64_t seed) {
   h.I64(plan.limits.global_every);
   h.I64(plan.limits.cache_chunk);
   h.I64(plan.limits.rows_are_sequences ? 1 : 0);
+  // Only when set, so the plans of every other mode (and the sessions saved with them) keep
+  // their hash.
+  if (plan.limits.global_window != 0) h.I64(plan.limits.global_window);
   for (uint64_t b : plan.buffer_bytes) h.U64(b);
   h.U64(plan.tokens_tensor);
   h.U64(plan.logits_tensor);

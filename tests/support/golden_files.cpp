@@ -145,6 +145,10 @@ bool ReadWindowLogitsGolden(const char* path, WindowLogitsGolden* g) {
     s >> key;
     if (key == "window") {
       s >> g->window;
+    } else if (key == "sinks") {
+      s >> g->sinks;
+    } else if (key == "global_window") {
+      s >> g->global_window;
     } else if (key == "tokens") {
       for (int32_t t = 0; s >> t;) g->tokens.push_back(t);
     } else if (key == "logits") {

@@ -47,6 +47,10 @@ struct GreedyCase {
 // make_gemma3_golden.py): lines "window W", "tokens …", "logits p v0 v1 …" for p = W, W+1, ….
 struct WindowLogitsGolden {
   int window = 0;
+  // make_gemma3_sinks_golden.py: the global layers' sinks and window ("sinks", "global_window");
+  // 0 in the other files.
+  int sinks = 0;
+  int global_window = 0;
   std::vector<int32_t> tokens;
   std::vector<std::vector<float>> logits;  // [position − window][vocab]
 };
