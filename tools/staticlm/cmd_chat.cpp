@@ -102,7 +102,9 @@ void RunTurn(staticlm_context* ctx, const Options& o, ChatBuffers* b, int turn) 
   std::fputs("\n", stdout);
   std::fflush(stdout);
   if (s == STATICLM_CONTEXT_FULL || st.context_full) {
-    std::fprintf(stderr, "[staticlm] the context is full: /reset to start over\n");
+    std::fprintf(stderr,
+                 "[staticlm] the context is full: /reset to start over (--sinks 4 --window W "
+                 "keeps a conversation going in constant memory)\n");
     return;
   }
   if (s != STATICLM_OK) {
