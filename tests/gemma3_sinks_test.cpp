@@ -9,6 +9,7 @@
 // more than 0.05 somewhere past the evictions — measured 2.0, 0.82 and 1.34, against this test's
 // tolerance of 2e-3 — so a runtime making any of those mistakes fails here). A 72-token prompt runs
 // past the model's context of 64 through 3 sinks and a global window of 20.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -31,6 +32,18 @@ constexpr int kContext = 64, kChunk = 5;
 using staticlm::test::ContextPtr;
 using staticlm::test::WindowLogitsGolden;
 
+// The limits every test here runs: f32 cache, chunks of 5, a context of 64.
+staticlm_limits SinkLimits(int sinks, int window) {
+  staticlm_limits limits;
+  staticlm_limits_default(&limits);
+  limits.max_context = kContext;
+  limits.prefill_chunk = kChunk;
+  limits.kv_type = STATICLM_KV_F32;
+  limits.sinks = sinks;
+  limits.window = window;
+  return limits;
+}
+
 class Gemma3SinksTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
@@ -40,15 +53,9 @@ class Gemma3SinksTest : public ::testing::TestWithParam<bool> {
     ASSERT_GT(golden_.tokens.size(), size_t{kContext});  // past the context
   }
 
-  staticlm_limits Limits(int chunk = kChunk) const {
-    staticlm_limits limits;
-    staticlm_limits_default(&limits);
-    limits.max_context = kContext;
-    limits.prefill_chunk = chunk;
-    limits.kv_type = STATICLM_KV_F32;
+  staticlm_limits Limits() const {
+    staticlm_limits limits = SinkLimits(golden_.sinks, golden_.global_window);
     limits.reference_kernels = GetParam() ? 1 : 0;
-    limits.sinks = golden_.sinks;
-    limits.window = golden_.global_window;
     return limits;
   }
 
@@ -149,17 +156,6 @@ TEST_P(Gemma3SinksTest, PlanFileKeepsTheGlobalWindow) {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, Gemma3SinksTest, ::testing::Values(true, false),
                          [](const auto& info) { return info.param ? "reference" : "fast"; });
-
-staticlm_limits SinkLimits(int sinks, int window) {
-  staticlm_limits limits;
-  staticlm_limits_default(&limits);
-  limits.max_context = kContext;
-  limits.prefill_chunk = kChunk;
-  limits.kv_type = STATICLM_KV_F32;
-  limits.sinks = sinks;
-  limits.window = window;
-  return limits;
-}
 
 // The plan: the sliding layers at the model's window without sinks (W + C − 1 = 16 slots), the
 // global layer a Sink cache of 20 + C − 1 = 24 slots; every layer a ring, none global-sized. By
